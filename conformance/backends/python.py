@@ -1,0 +1,72 @@
+"""The in-process adapter: a Python object with hello() and run(op, params, inputs).
+
+Arrays pass both ways without copies (inputs are the read-only views the vector loader made). What the object
+returns is still validated like a wire reply, and anything it raises other than a burn error becomes a
+``crashed`` fault for that vector, so one bad vector never stops the run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+
+from ..protocol import PROTOCOL_VERSION, BackendError, Error, Fault, ProtocolError, parse_hello, split_outputs
+from . import BackendStartError
+
+
+def _burn_panic():
+    """oracle.BurnPanic when the oracle is importable (a python backend may raise it), else a never-raised type."""
+    try:
+        from oracle import BurnPanic
+        return BurnPanic
+    except Exception:  # noqa: BLE001 - no (or a half-written) oracle: python backends just cannot raise it
+        return type("NoBurnPanic", (Exception,), {})
+
+
+class PythonBackend:
+    def __init__(self, obj, label: str = "python"):
+        self.obj, self.label = obj, label
+        self._panic = _burn_panic()
+        try:
+            reply = dict(obj.hello())
+            reply.setdefault("protocol", PROTOCOL_VERSION)
+            self.hello = parse_hello(reply)
+        except ProtocolError as e:
+            raise BackendStartError(f"{label}: bad handshake: {e}") from None
+        except Exception as e:  # noqa: BLE001 - any failure of foreign code is a start error
+            raise BackendStartError(f"{label}: hello() raised {type(e).__name__}: {e}") from None
+
+    def run(self, op, params, inputs):
+        try:
+            out = self.obj.run(op, params, inputs)
+        except BackendError as e:
+            return Error(e.code, e.message, e.panic)
+        except self._panic as e:
+            return Error(getattr(e, "code", None), getattr(e, "message", str(e)))
+        except Exception:  # noqa: BLE001 - isolation boundary: a backend bug costs one vector
+            return Fault("crashed", f"run() raised:\n{traceback.format_exc(limit=-4)}")
+        try:
+            return split_outputs(out)
+        except ProtocolError as e:
+            return Fault("protocol error", str(e))
+
+    def close(self):
+        close = getattr(self.obj, "close", None)
+        if callable(close):
+            close()
+
+
+def python_backend(target: str) -> PythonBackend:
+    """``module:attribute`` -> PythonBackend; a callable without hello/run is called as a factory."""
+    module, _, attr = target.partition(":")
+    if not module or not attr:
+        raise BackendStartError(f"python backend spec {target!r} must be 'module:attribute'")
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise BackendStartError(f"python backend {target!r}: {e}") from None
+    if not (hasattr(obj, "hello") and hasattr(obj, "run")) and callable(obj):
+        obj = obj()
+    return PythonBackend(obj, f"python:{target}")

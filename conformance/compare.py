@@ -1,0 +1,304 @@
+"""Judging one backend reply against one vector's expectation: comparison contracts and bit-level diffs.
+
+The default contract is bit-exact: element bytes compared as unsigned integers, where any NaN equals any NaN
+and nothing else is relaxed (-0.0 != +0.0). ``allclose`` is used only where a vector's contract says so.
+The verdict carries both a human message (TestFloat-style bit fields, code/ULP distances) and a structured
+form for the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import tensorio
+from .protocol import Error, Fault, Outcome, Result
+
+FIRST = 8  # differing elements shown per output
+
+# Bit layouts (sign, exponent, mantissa) of float tensor dtypes and of fp8/fp4 element codes.
+FLOAT_FIELDS = {"F32": (1, 8, 23), "F16": (1, 5, 10), "BF16": (1, 8, 7)}
+CODE_FIELDS = {"E4M3": (1, 4, 3), "E5M2": (1, 5, 2), "E2M1": (1, 2, 1)}
+
+# Statuses of a verdict, and the failure kinds a 'failed' verdict can have.
+PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
+XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
+STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+
+
+@dataclass
+class Verdict:
+    id: str
+    alias: str
+    op: str
+    profile: str
+    status: str
+    kind: str | None = None       # mismatch | wrong error | unexpected error | missing error | message mismatch
+    #                               | crashed | timed out | protocol error
+    message: str = ""             # human-readable, multi-line
+    details: dict = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    note: str = ""                # e.g. a tolerated message mismatch, an expectation's reason
+    diagnosis: dict | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> Verdict:
+        return cls(**d)
+
+
+def scheme_text(params: dict) -> str:
+    """A compact one-line description of a vector's scheme (or of its scale dtype / value)."""
+    s = params.get("scheme")
+    if not isinstance(s, dict):
+        return " ".join(f"{k}={params[k]}" for k in ("dtype", "value") if k in params) or "-"
+    store = s.get("store")
+    store = store if isinstance(store, str) else ",".join(f"{k}({v})" for k, v in (store or {}).items())
+    parts = [s.get("value", "?"), store, s.get("mode", "?")]
+    if s.get("tensor"):
+        parts.append(f"tensor-scale {s['tensor']}")
+    block = s.get("block")
+    if isinstance(block, dict):
+        parts.append(f"block {'x'.join(map(str, block.get('size', [])))} {block.get('dtype')}")
+    else:
+        parts.append("per-tensor")
+    return " ".join(map(str, parts))
+
+
+# ---- judging --------------------------------------------------------------------------------------------
+
+def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = False,
+          classify=None) -> Verdict:
+    """The verdict on one vector. ``classify(message) -> code`` infers codes a backend left out."""
+    exp = vector.expected[profile]
+    v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
+    head = f"{vector.alias} [{vector.id}] op {vector.op}, {scheme_text(vector.params)}, profile {profile}"
+    if isinstance(outcome, Fault):
+        v.kind = outcome.kind
+        v.details = {"detail": outcome.detail, "stderr": outcome.stderr[-4000:]}
+        tail = f"\n  backend stderr (last lines):\n{_indent(outcome.stderr, 4, 20)}" if outcome.stderr else ""
+        v.message = f"{head}\n  {outcome.kind}: {outcome.detail}{tail}"
+        return v
+    if exp.error is not None:
+        return _judge_error(v, head, exp.error, outcome, strict_messages, classify)
+    if isinstance(outcome, Error):
+        v.kind = "unexpected error"
+        v.details = {"actual_error": asdict(outcome)}
+        v.message = f"{head}\n  expected outputs, backend raised {outcome.code}: {outcome.message}"
+        return v
+    diffs = diff_outputs(vector, exp, outcome)
+    if not diffs:
+        v.status = PASSED
+        return v
+    v.kind = "mismatch"
+    v.details = {"outputs": diffs}
+    v.message = head + "".join("\n" + render_diff(d) for d in diffs)
+    return v
+
+
+def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bool, classify) -> Verdict:
+    expected = f"{want['code']}: {want['message']!r}"
+    if isinstance(outcome, Result):
+        v.kind = "missing error"
+        v.details = {"expected_error": want, "outputs": sorted(outcome.outputs) + sorted(outcome.values)}
+        v.message = f"{head}\n  expected error {expected}\n  backend returned data: {v.details['outputs']}"
+        return v
+    code, inferred = outcome.code, False
+    if code is None and classify is not None:
+        code, inferred = classify(outcome.message), True
+    actual = {"code": code, "message": outcome.message, "code_inferred": inferred, "panic": outcome.panic}
+    v.details = {"expected_error": want, "actual_error": actual}
+    how = " (inferred from the message)" if inferred else ""
+    if code != want["code"]:
+        v.kind = "wrong error"
+        v.message = f"{head}\n  expected error {expected}\n  backend error  {code}{how}: {outcome.message!r}"
+        return v
+    if outcome.message != want["message"]:
+        v.kind = "message mismatch"
+        text = f"right code {code}{how}, different message:\n  expected {want['message']!r}\n" \
+               f"  actual   {outcome.message!r}"
+        if strict_messages:
+            v.message = f"{head}\n  {text}"
+            return v
+        v.note = text
+    v.status = PASSED
+    return v
+
+
+# ---- output comparison ----------------------------------------------------------------------------------
+
+def diff_outputs(vector, exp, result: Result) -> list[dict]:
+    """Every way the result differs from the expectation; an empty list means it conforms."""
+    diffs = []
+    for name, want in exp.outputs.items():
+        got = result.outputs.get(name)
+        if got is None:
+            diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
+            continue
+        d = diff_tensor(name, want, got, exp.compare.get(name), vector)
+        if d:
+            diffs.append(d)
+    for name in sorted(set(result.outputs) - set(exp.outputs)):
+        diffs.append({"output": name, "problem": "unexpected",
+                      "text": f"unexpected output {name!r} ({_shape_dtype(result.outputs[name])})"})
+    for name, want in exp.values.items():
+        got = result.values.get(name, _MISSING)
+        if got is _MISSING or _canon(got) != _canon(want):
+            shown = "missing" if got is _MISSING else json.dumps(got)
+            diffs.append({"output": name, "problem": "value", "expected": want,
+                          "actual": None if got is _MISSING else got,
+                          "text": f"value {name!r}: expected {json.dumps(want)}, actual {shown}"})
+    return diffs
+
+
+_MISSING = object()
+
+
+def _canon(v) -> str:
+    return json.dumps(v, sort_keys=True)
+
+
+def _shape_dtype(a: np.ndarray) -> str:
+    return f"{tensorio.dtype_name(a)}{list(a.shape)}"
+
+
+def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector) -> dict | None:
+    if tensorio.dtype_name(got) != tensorio.dtype_name(want) or got.shape != want.shape:
+        return {"output": name, "problem": "dtype/shape", "expected": _shape_dtype(want),
+                "actual": _shape_dtype(got),
+                "text": f"output {name!r}: expected {_shape_dtype(want)}, got {_shape_dtype(got)}"}
+    if contract and contract.get("kind") == "allclose":
+        return _diff_allclose(name, want, got, contract, vector)
+    bad = tensorio.bits(want) != tensorio.bits(got)
+    if want.dtype.kind == "f" or tensorio.dtype_name(want) == "BF16":
+        bad &= ~(np.isnan(want) & np.isnan(got))  # any NaN equals any NaN
+    if not bad.any():
+        return None
+    return _element_report(name, want, got, bad, vector, "exact")
+
+
+def _diff_allclose(name, want, got, contract, vector) -> dict | None:
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    rtol, atol = contract["rtol"], contract["atol"]
+    bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    d = _element_report(name, want, got, bad, vector, f"allclose rtol={rtol} atol={atol}")
+    err = np.abs(g - w)[bad]
+    d["max_abs_error"] = float(np.nanmax(err)) if err.size else 0.0
+    d["text"] += f" (max |error| {d['max_abs_error']:.3g}, allowed {atol} + {rtol}*|expected|)"
+    return d
+
+
+def _element_report(name, want, got, bad, vector, contract: str) -> dict:
+    code_kind = _code_kind(name, want, vector)
+    dist = distances(want[bad], got[bad], code_kind)
+    hist = Counter(dist)
+    where = np.argwhere(bad)[:FIRST]
+    primary = _primary_input(vector, want.shape)
+    rows = []
+    for idx in map(tuple, where):
+        row = {"index": list(map(int, idx)), "expected": _element(want[idx], code_kind),
+               "actual": _element(got[idx], code_kind), "distance": _dist_one(want[idx], got[idx], code_kind)}
+        if primary is not None:
+            row["input"] = _element(primary[1][idx], None) | {"name": primary[0]}
+        rows.append(row)
+    n, total = int(bad.sum()), int(bad.size)
+    unit = "code" if want.dtype.kind in "iu" else "ulp"
+    top = ", ".join(f"{k:+d} {unit} x{c}" if isinstance(k, int) else f"{k} x{c}" for k, c in hist.most_common(4))
+    text = f"output {name!r}: {n} of {total} elements differ ({tensorio.dtype_name(want)}, {contract}); {top}"
+    return {"output": name, "problem": "elements", "differing": n, "total": total, "contract": contract,
+            "code_kind": code_kind, "histogram": {str(k): c for k, c in hist.most_common()}, "first": rows,
+            "text": text}
+
+
+def _code_kind(name: str, want: np.ndarray, vector) -> str | None:
+    """'E4M3' etc. when an I8 output holds fp8/fp4 bit patterns rather than integers."""
+    scheme = vector.params.get("scheme") if vector else None
+    value = scheme.get("value") if isinstance(scheme, dict) else (vector.params.get("value") if vector else None)
+    return value if want.dtype == np.int8 and value in CODE_FIELDS else None
+
+
+def _primary_input(vector, shape):
+    """The input whose elements line up with the output's (x for codes, codes for x, ...), if any."""
+    if vector is None:
+        return None
+    for name, a in vector.inputs.items():
+        if a.shape == shape:
+            return name, a
+    return None
+
+
+# ---- element display and distance -----------------------------------------------------------------------
+
+def fields(pattern: int, layout: tuple[int, int, int]) -> str:
+    """'s|exponent|mantissa' binary fields of a bit pattern."""
+    _, e, m = layout
+    sign = (pattern >> (e + m)) & 1
+    exp = (pattern >> m) & ((1 << e) - 1)
+    man = pattern & ((1 << m) - 1)
+    return f"{sign}|{exp:0{e}b}|{man:0{m}b}"
+
+
+def _element(x: np.ndarray, code_kind: str | None) -> dict:
+    kind = tensorio.dtype_name(np.asarray(x).reshape(1))
+    raw = int(np.asarray(x).reshape(1).view(f"u{x.dtype.itemsize}")[0])
+    out = {"value": x.item() if kind not in FLOAT_FIELDS else float(x), "bits": f"0x{raw:0{2 * x.dtype.itemsize}x}"}
+    if kind in FLOAT_FIELDS:
+        out["fields"] = fields(raw, FLOAT_FIELDS[kind])
+        out["value"] = repr(float(x))
+    elif code_kind:
+        out["fields"] = fields(raw & ((1 << sum(CODE_FIELDS[code_kind])) - 1), CODE_FIELDS[code_kind])
+    return out
+
+
+def _ordered(bits: np.ndarray, nbits: int) -> np.ndarray:
+    """Sign-magnitude bit patterns mapped to integers whose difference counts representable steps."""
+    bits = bits.astype(np.int64) & ((1 << nbits) - 1)
+    sign = bits >> (nbits - 1)
+    mag = bits & ((1 << (nbits - 1)) - 1)
+    return np.where(sign == 1, -mag, mag)
+
+
+def distances(want: np.ndarray, got: np.ndarray, code_kind: str | None) -> list:
+    """Per element: integer code distance (actual - expected), or ULP / fp-code step distance; 'nan' if a
+    side is NaN."""
+    if code_kind:
+        nbits = sum(CODE_FIELDS[code_kind])
+        return (_ordered(tensorio.bits(got), nbits) - _ordered(tensorio.bits(want), nbits)).tolist()
+    if want.dtype.kind in "iu":
+        return (got.astype(np.int64) - want.astype(np.int64)).tolist()
+    nbits = 8 * want.dtype.itemsize
+    d = (_ordered(tensorio.bits(got), nbits) - _ordered(tensorio.bits(want), nbits)).tolist()
+    nan = (np.isnan(want) | np.isnan(got)).tolist()
+    return ["nan" if n else x for x, n in zip(d, nan)]
+
+
+def _dist_one(want, got, code_kind):
+    return distances(np.asarray(want).reshape(1), np.asarray(got).reshape(1), code_kind)[0]
+
+
+def render_diff(d: dict) -> str:
+    lines = ["  " + d["text"]]
+    for row in d.get("first", []):
+        inp = row.get("input")
+        shown = f"{inp['name']}={inp['value']} " if inp else ""
+        lines.append(f"    at {row['index']}: {shown}expected {_show(row['expected'])}  "
+                     f"actual {_show(row['actual'])}  distance {row['distance']}")
+    if d.get("differing", 0) > len(d.get("first", [])):
+        lines.append(f"    ... {d['differing'] - len(d['first'])} more")
+    return "\n".join(lines)
+
+
+def _show(e: dict) -> str:
+    f = f" {e['fields']}" if "fields" in e else ""
+    return f"{e['value']} ({e['bits']}{f})"
+
+
+def _indent(text: str, n: int, last: int) -> str:
+    return "\n".join(" " * n + line for line in text.rstrip().splitlines()[-last:])

@@ -1,0 +1,140 @@
+"""Diagnosis of a failing vector: which known variant the backend's answer matches, and the first wrong stage.
+
+Candidates are the oracle's other profiles and the registered mutants (conformance.mutants): each is run on
+the failing vector and compared bit-exactly with what the backend returned. Across a run, a candidate that
+explains every failure is the likely cause ("matches mutant ties-even: ties rounded to even").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import compare
+from .protocol import Error, Fault, Result
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str          # "profile burn-0.22.0-pre.3/cubecl" or "mutant ties-even"
+    description: str
+    run: Callable      # (op, params, inputs) -> Result | Error
+
+
+def oracle_candidates(judged_profile: str) -> list[Candidate]:
+    """The oracle's profiles other than the judged one, then the mutants; empty if neither is importable."""
+    out = []
+    try:
+        import oracle
+        profiles = oracle.profiles()
+    except (ImportError, AttributeError):  # no oracle (or a partial one): diagnose without candidates
+        return out
+    from .backends.oracle import OracleAdapter
+    from .backends.python import PythonBackend
+
+    def runner(profile):
+        backend = PythonBackend(OracleAdapter(profile, "candidate", "candidate"), "candidate")
+        return backend.run
+
+    for name, desc in profiles.items():
+        if name != judged_profile:
+            out.append(Candidate(f"profile {name}", desc, runner(name)))
+    try:
+        from .mutants import MUTANTS
+    except ImportError:
+        MUTANTS = {}
+    for name, m in sorted(MUTANTS.items()):
+        out.append(Candidate(f"mutant {name}", m.description, runner(m.profile)))
+    return out
+
+
+def same_outcome(a, b) -> bool:
+    """Bit-exact equality of two outcomes (errors: same code)."""
+    if isinstance(a, Error) and isinstance(b, Error):
+        return a.code is not None and a.code == b.code
+    if not (isinstance(a, Result) and isinstance(b, Result)) or set(a.outputs) != set(b.outputs):
+        return False
+    if compare._canon(a.values) != compare._canon(b.values):
+        return False
+    return all(compare.diff_tensor(k, a.outputs[k], b.outputs[k], None, None) is None for k in a.outputs)
+
+
+def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Candidate]) -> dict:
+    if isinstance(outcome, Fault):
+        return {"matches": [], "descriptions": {}, "stage": None}
+    if isinstance(outcome, Error) and outcome.code is None:
+        outcome = Error(verdict.details.get("actual_error", {}).get("code"), outcome.message)
+    matches = [c for c in candidates if same_outcome(c.run(vector.op, vector.params, vector.inputs), outcome)]
+    return {"matches": [c.name for c in matches], "descriptions": {c.name: c.description for c in matches},
+            "stage": first_wrong_stage(vector, vector.expected[profile], outcome, verdict)}
+
+
+# Pipeline order of outputs: the earliest wrong one names the stage (scales are computed before codes).
+STAGE_ORDER = ("global", "min", "max", "scales", "rounded", "codes", "bytes", "words", "x", "out")
+
+
+def first_wrong_stage(vector, exp, outcome, verdict) -> str | None:
+    if not isinstance(outcome, Result) or verdict.kind != "mismatch":
+        return None
+    wrong = {d["output"]: d for d in verdict.details.get("outputs", [])}
+    ordered = sorted(wrong, key=lambda n: STAGE_ORDER.index(n) if n in STAGE_ORDER else len(STAGE_ORDER))
+    first = ordered[0]
+    got, inter = outcome.outputs.get(first), exp.intermediates
+    if first in ("scales", "global") and got is not None:
+        for stage in ("raw_scales", "rounded_scales", "effective_scales", "global"):
+            if stage in inter and _equal(inter[stage], got):
+                return f"{first}: equal the '{stage}' intermediate, not the stored scales"
+        return f"{first} (scale computation or rounding to the scale dtype)"
+    if first == "codes" and got is not None and "scaled" in inter:
+        return "codes (scales are right): " + _rounding_signature(inter["scaled"], exp.outputs["codes"], got)
+    return first
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> bool:
+    a32, b32 = a.astype(np.float32).reshape(-1), b.astype(np.float32).reshape(-1)
+    return a32.shape == b32.shape and compare.diff_tensor("", a32, b32, None, None) is None
+
+
+def _rounding_signature(scaled: np.ndarray, want: np.ndarray, got: np.ndarray) -> str:
+    """Which class of x/s the wrong codes fall on: exact .5 ties, out-of-range values, or other."""
+    if scaled.shape != want.shape or got.shape != want.shape:
+        return "x/s rounding"
+    bad = want != got
+    s = scaled.astype(np.float64)[bad]
+    ties = np.abs(s - np.trunc(s)) == 0.5
+    n = int(bad.sum())
+    if ties.all():
+        return f"all {n} differing elements are exact .5 ties of x/s (tie-breaking rule)"
+    if ties.any():
+        return f"{int(ties.sum())} of {n} differing elements are exact .5 ties of x/s"
+    return f"{n} differing elements, none an exact tie (rounding or clamping of x/s)"
+
+
+def summarize(verdicts) -> list[dict]:
+    """Across failing verdicts: candidates ranked by how many failures they explain."""
+    diagnosed = [v for v in verdicts if v.diagnosis is not None]
+    if not diagnosed:
+        return []
+    counts = Counter(m for v in diagnosed for m in v.diagnosis["matches"])
+    desc = {k: d for v in diagnosed for k, d in v.diagnosis.get("descriptions", {}).items()}
+    stages = Counter(v.diagnosis["stage"] for v in diagnosed if v.diagnosis.get("stage"))
+    out = [{"candidate": c, "description": desc.get(c, ""), "explains": n, "of": len(diagnosed)}
+           for c, n in counts.most_common()]
+    out += [{"stage": s, "vectors": n, "of": len(diagnosed)} for s, n in stages.most_common(5)]
+    return out
+
+
+def describe(summary: list[dict]) -> list[str]:
+    """Human lines: 'matches mutant ties-even: ties rounded to even on 12/12 failing vectors'."""
+    lines = []
+    for s in summary:
+        if "candidate" in s:
+            desc = f": {s['description']}" if s.get("description") else ""
+            verb = "matches" if s["explains"] == s["of"] else "partly matches"
+            lines.append(f"{verb} {s['candidate']}{desc} on {s['explains']}/{s['of']} failing vectors")
+        else:
+            lines.append(f"first wrong stage on {s['vectors']}/{s['of']}: {s['stage']}")
+    return lines

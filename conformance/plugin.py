@@ -1,0 +1,175 @@
+"""The qconform pytest plugin (pytest11 entry point): one test item per golden vector.
+
+Inert unless ``--qc-backend`` is given, so it costs nothing in other test runs (heavy imports happen only
+then). With it, pytest collects the suite's vectors instead of test files: item id = the vector alias,
+markers = ``op_<op>`` and one per tag (``value_Q8S``, ``level_block``, ...), so ``-k``, ``-m``, ``-x``, ``--lf``,
+``--junitxml`` and ``-n`` (pytest-xdist) work as usual. Each verdict travels in the report's
+``user_properties``, which is how an xdist controller gathers results from its workers for the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+_PROP = "qconform"
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("qconform", "qconform conformance run (active with --qc-backend)")
+    g.addoption("--qc-backend", metavar="SPEC", help="backend under test: oracle[:PROFILE], python:mod:attr, "
+                "subprocess:COMMAND, http://HOST:PORT, mutant:NAME")
+    g.addoption("--qc-profile", metavar="PROFILE", help="judge against this profile (default: the backend's claim)")
+    g.addoption("--qc-vectors", metavar="DIR", help="suite folder (default: $QCONFORM_VECTORS or vectors/core)")
+    g.addoption("--qc-expectations", metavar="TOML", help="expectations ledger (xfail/skip entries)")
+    g.addoption("--qc-report", metavar="JSON", help="write the full results as JSON")
+    g.addoption("--qc-strict", action="store_true", help="stale expectations and passing xfails fail the run")
+    g.addoption("--qc-strict-messages", action="store_true",
+                help="an expected error with the right code but another message fails (default: noted only)")
+    g.addoption("--qc-timeout", type=float, default=30.0, metavar="S", help="per-vector timeout (out of process)")
+    g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
+
+
+def pytest_configure(config):
+    if config.getoption("qc_backend"):
+        config.pluginmanager.register(QcSession(config), "qconform-session")
+
+
+def marker_name(tag: str) -> str:
+    """A pytest marker for a vector tag: 'value:Q8S' -> 'value_Q8S', 'class:tie-odd' -> 'class_tie_odd'."""
+    return re.sub(r"\W", "_", tag)
+
+
+class VectorFailed(Exception):
+    """A failed verdict; its message is the whole report for the vector (no Python traceback)."""
+
+
+class VectorItem(pytest.Item):
+    def __init__(self, *, vector, qc, **kw):
+        super().__init__(**kw)
+        self.vector, self.qc = vector, qc
+
+    def runtest(self):
+        from .compare import FAILED, NOT_APPLICABLE, SKIPPED, XFAILED
+        verdict = self.qc.run(self.vector)
+        self.user_properties.append((_PROP, json.dumps(verdict.to_json(), default=str)))
+        if verdict.status == NOT_APPLICABLE:
+            pytest.skip(f"not applicable: {verdict.note}")
+        if verdict.status == SKIPPED:
+            pytest.skip(f"expectations: {verdict.note}")
+        if verdict.status in (FAILED, XFAILED):
+            raise VectorFailed(verdict.message)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, VectorFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.qc.suite.path / "manifest.json", None, f"{self.vector.alias} [{self.vector.id}]"
+
+
+class QcSession:
+    def __init__(self, config):
+        from .expectations import Expectations, ExpectationsError
+        from .runner import Runner, RunnerError
+        from .vectors import VectorError, default_suite_path, load_suite
+
+        self.config, self.started = config, time.time()
+        opt = config.getoption
+        try:
+            self.suite = load_suite(opt("qc_vectors") or default_suite_path())
+            exp = opt("qc_expectations")
+            self.expectations = Expectations.load(exp) if exp else Expectations.empty()
+            self.runner = Runner(self.suite, opt("qc_backend"), profile=opt("qc_profile"),
+                                 expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
+                                 diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"))
+        except (VectorError, ExpectationsError, RunnerError) as e:
+            raise pytest.UsageError(f"qconform: {e}") from None
+        self.strict = opt("qc_strict")
+        self.verdicts, self.backend_info = {}, {}
+        self.is_worker = hasattr(config, "workerinput")
+
+    def run(self, vector):
+        from .runner import RunnerError
+        try:
+            return self.runner.run_vector(vector)
+        except RunnerError as e:
+            pytest.exit(f"qconform: {e}", returncode=3)
+
+    # -- collection: the vectors replace test files --
+
+    def pytest_ignore_collect(self, collection_path, config):
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        seen = set()
+        for v in self.suite.vectors:
+            item = VectorItem.from_parent(session, name=v.alias, vector=v, qc=self)
+            for tag in [f"op:{v.op}", *v.tags]:
+                name = marker_name(tag)
+                if name not in seen:
+                    seen.add(name)
+                    config.addinivalue_line("markers", f"{name}: qconform cell {tag}")
+                item.add_marker(name)
+            entry = self.expectations.lookup(v)
+            if entry is not None and entry.kind == "xfail":
+                item.add_marker(pytest.mark.xfail(reason=entry.describe(), strict=self.strict, raises=VectorFailed))
+            items.append(item)
+
+    # -- results --
+
+    def pytest_runtest_logreport(self, report):
+        if report.when != "call":
+            return
+        for key, value in report.user_properties:
+            if key == _PROP:
+                from .compare import Verdict
+                verdict = Verdict.from_json(json.loads(value))
+                self.verdicts[verdict.id] = verdict
+
+    def pytest_runtest_teardown(self, item):
+        if self.runner.backend is not None and not self.backend_info:
+            self.backend_info = self.runner.backend.hello.to_json()
+        if self.backend_info:
+            item.user_properties.append(("qconform-backend", json.dumps(self.backend_info)))
+
+    def pytest_report_teststatus(self, report, config):
+        for key, value in getattr(report, "user_properties", []):
+            if key == "qconform-backend" and not self.backend_info:
+                self.backend_info = json.loads(value)
+
+    def report(self) -> dict:
+        from . import report as rep
+        verdicts = list(self.verdicts.values())
+        stale = [e.describe() for e in self.expectations.unmatched(self.suite.vectors)]
+        profile = self.runner.profile or next((v.profile for v in verdicts), self.runner.requested_profile)
+        suite = {"name": self.suite.name, "path": str(self.suite.path), "vectors": len(self.suite.vectors),
+                 "suite_version": self.suite.manifest.get("suite_version"),
+                 "oracle_version": self.suite.manifest.get("oracle_version")}
+        return rep.build(verdicts, backend=self.backend_info or {"spec": self.runner.spec}, profile=profile,
+                         suite=suite, stale=stale, strict=self.strict, started=self.started)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.runner.close()
+        if self.is_worker:
+            return
+        from . import report as rep
+        self.final = self.report()
+        path = self.config.getoption("qc_report")
+        if path:
+            rep.write(self.final, path)
+        e = self.final["expectations"]
+        if self.strict and e["unmatched"] and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.is_worker or not hasattr(self, "final"):
+            return
+        from . import report as rep
+        terminalreporter.section("qconform summary")
+        terminalreporter.write_line(rep.format_text(self.final, failures=0).lstrip("\n"))

@@ -1,0 +1,284 @@
+"""The backend protocol, version 1 (docs/protocol.md): messages, frames, handshake and reply validation.
+
+A message is one safetensors blob whose ``__metadata__["qconform"]`` is a JSON object. Every adapter
+(python, subprocess, http) ends in the same three outcome types below, so judging never depends on how the
+backend was reached. Anything a backend sends is validated here; a defect becomes a ``ProtocolError`` whose
+text summarizes the offending bytes, never an exception escaping into the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import tensorio
+
+PROTOCOL_VERSION = 1
+META_KEY = "qconform"
+MAX_FRAME = 1 << 30  # frames above 1 GiB are refused (protocol.md, subprocess transport)
+CONTENT_TYPE = "application/vnd.qconform+safetensors"
+
+# Capability keys and what part of a vector each one constrains (see Capabilities.not_applicable).
+CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "scale_dtypes", "input_dtypes", "output_dtypes")
+
+
+class ProtocolError(Exception):
+    """A backend said something the protocol does not allow."""
+
+
+class BackendError(Exception):
+    """Raised by an in-process backend to report burn's error ``{code, message}`` (protocol.md, python)."""
+
+    def __init__(self, code: str | None, message: str, panic: str | None = None):
+        super().__init__(f"{code}: {message}")
+        self.code, self.message, self.panic = code, message, panic
+
+
+# ---- outcomes: what one request to a backend can end in ------------------------------------------------
+
+@dataclass
+class Result:
+    outputs: dict[str, np.ndarray]
+    values: dict = field(default_factory=dict)
+
+
+@dataclass
+class Error:
+    code: str | None
+    message: str
+    panic: str | None = None
+
+
+@dataclass
+class Fault:
+    """The backend failed as a process or a peer: kind is 'crashed', 'timed out' or 'protocol error'."""
+    kind: str
+    detail: str
+    stderr: str = ""
+
+
+Outcome = Result | Error | Fault
+
+
+# ---- bytes ----------------------------------------------------------------------------------------------
+
+def summarize(blob: bytes, limit: int = 48) -> str:
+    """A short, printable description of bytes a backend sent, for error messages."""
+    head = bytes(blob[:limit])
+    text = head.decode("latin-1").encode("unicode_escape").decode("ascii")
+    more = f" ... ({len(blob) - limit} more)" if len(blob) > limit else ""
+    return f"{len(blob)} bytes: b'{text}'{more}"
+
+
+def encode_message(meta: dict, tensors: dict[str, np.ndarray] | None = None) -> bytes:
+    return tensorio.encode(tensors or {}, {META_KEY: json.dumps(meta, separators=(",", ":"))})
+
+
+def decode_message(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """Parse a message blob; ProtocolError (with the bytes summarized) if it is not one."""
+    try:
+        tensors, meta = tensorio.decode(blob)
+    except tensorio.TensorIOError as e:
+        raise ProtocolError(f"not a safetensors message ({e}); got {summarize(blob)}") from None
+    if META_KEY not in meta:
+        raise ProtocolError(f"safetensors metadata has no {META_KEY!r} key; got {summarize(blob)}")
+    try:
+        obj = json.loads(meta[META_KEY])
+    except ValueError as e:
+        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({e}): {meta[META_KEY][:200]!r}") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise ProtocolError(f"message is not an object with a 'type': {meta[META_KEY][:200]!r}")
+    return obj, tensors
+
+
+# ---- frames (subprocess transport) ----------------------------------------------------------------------
+
+def frame(blob: bytes) -> bytes:
+    return struct.pack("<I", len(blob)) + blob
+
+
+def frame_length(prefix: bytes) -> int:
+    (n,) = struct.unpack("<I", prefix)
+    if n > MAX_FRAME:
+        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}")
+    return n
+
+
+# ---- handshake ------------------------------------------------------------------------------------------
+
+HELLO = {"type": "hello", "protocol": PROTOCOL_VERSION}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend declares it supports; None means 'everything' for that key."""
+    ops: frozenset | None = None
+    values: frozenset | None = None
+    stores: frozenset | None = None
+    modes: frozenset | None = None
+    scale_dtypes: frozenset | None = None
+    input_dtypes: frozenset | None = None
+    output_dtypes: frozenset | None = None
+
+    @classmethod
+    def from_json(cls, d: dict) -> Capabilities:
+        if not isinstance(d, dict):
+            raise ProtocolError(f"capabilities must be an object, got {d!r:.200}")
+        unknown = set(d) - set(CAPABILITY_KEYS)
+        if unknown:
+            raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {list(CAPABILITY_KEYS)}")
+        out = {}
+        for key, items in d.items():
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
+            out[key] = frozenset(items)
+        return cls(**out)
+
+    def to_json(self) -> dict:
+        return {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
+
+    def not_applicable(self, vector) -> str | None:
+        """Why a vector is outside these capabilities, or None if the backend claims it."""
+        for key, wanted in needs(vector).items():
+            have = getattr(self, key)
+            if have is not None:
+                missing = sorted(wanted - have)
+                if missing:
+                    return f"backend does not declare {key} {', '.join(missing)}"
+        return None
+
+
+def needs(vector) -> dict[str, set[str]]:
+    """What a vector asks of a backend, keyed like Capabilities (float dtypes in ops.md's lowercase)."""
+    params = vector.params
+    need: dict[str, set[str]] = {"ops": {vector.op}}
+    scheme = params.get("scheme")
+    if isinstance(scheme, dict):
+        need["values"] = {scheme.get("value", "Q8F")}
+        store = scheme.get("store", {"PackedU32": 0})
+        need["stores"] = {store if isinstance(store, str) else next(iter(store), "?")}
+        need["modes"] = {scheme.get("mode", "Symmetric")}
+        scale = {scheme["tensor"]} if scheme.get("tensor") else set()
+        if isinstance(scheme.get("block"), dict):
+            scale.add(scheme["block"].get("dtype", "F32"))
+        need["scale_dtypes"] = scale
+    if "value" in params and "values" not in need:
+        need["values"] = {params["value"]}
+    dtype = params.get("dtype")
+    if vector.op in ("round_up", "encode_scales", "decode_scales") and dtype:
+        need.setdefault("scale_dtypes", set()).add(dtype)
+    floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
+    need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()
+                            if tensorio.dtype_name(a) in floats}
+    if vector.op == "dequantize" and dtype:
+        need["output_dtypes"] = {dtype}
+    elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
+        need["output_dtypes"] = set(need["input_dtypes"])
+    return {k: v for k, v in need.items() if v}
+
+
+@dataclass(frozen=True)
+class Hello:
+    name: str
+    version: str
+    profile: str | None
+    capabilities: Capabilities
+
+    def to_json(self) -> dict:
+        return {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name, "version": self.version,
+                "profile": self.profile, "capabilities": self.capabilities.to_json()}
+
+
+def parse_hello(obj: dict) -> Hello:
+    """Validate a backend's handshake reply (a decoded message, or a python backend's dict)."""
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"hello reply must be an object, got {obj!r:.200}")
+    if obj.get("type", "hello") == "error":
+        err = obj.get("error") or {}
+        raise ProtocolError(f"backend refused the handshake: {err.get('code')}: {err.get('message')}")
+    if obj.get("type", "hello") != "hello":
+        raise ProtocolError(f"expected a hello reply, got type {obj.get('type')!r}")
+    if obj.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(f"backend speaks protocol {obj.get('protocol')!r}, runner speaks {PROTOCOL_VERSION}")
+    for key in ("name", "version"):
+        if not isinstance(obj.get(key), str):
+            raise ProtocolError(f"hello reply needs a string {key!r}, got {obj.get(key)!r:.100}")
+    profile = obj.get("profile")
+    if profile is not None and not isinstance(profile, str):
+        raise ProtocolError(f"hello 'profile' must be a string, got {profile!r:.100}")
+    return Hello(obj["name"], obj["version"], profile, Capabilities.from_json(obj.get("capabilities") or {}))
+
+
+# ---- requests and replies -------------------------------------------------------------------------------
+
+def request_message(rid: str, op: str, params: dict) -> dict:
+    return {"type": "request", "id": rid, "op": op, "params": params}
+
+
+def reply_message(rid: str, outcome: Result | Error) -> tuple[dict, dict[str, np.ndarray]]:
+    """The (JSON, tensors) of a backend's reply; used by the example backend and `qconform serve`."""
+    if isinstance(outcome, Error):
+        err = {"code": outcome.code, "message": outcome.message}
+        if outcome.panic:
+            err["panic"] = outcome.panic
+        return {"type": "error", "id": rid, "error": err}, {}
+    return {"type": "result", "id": rid, "values": outcome.values}, outcome.outputs
+
+
+def parse_reply(obj: dict, tensors: dict[str, np.ndarray], rid: str | None) -> Result | Error:
+    """Validate a decoded reply to request ``rid`` (None: do not check the id)."""
+    kind = obj.get("type")
+    if rid is not None and obj.get("id") != rid:
+        raise ProtocolError(f"reply id {obj.get('id')!r:.60} does not echo request id {rid!r}")
+    if kind == "result":
+        values = obj.get("values", {})
+        if not isinstance(values, dict):
+            raise ProtocolError(f"'values' must be an object, got {values!r:.200}")
+        return Result(dict(tensors), values)
+    if kind == "error":
+        if tensors:
+            raise ProtocolError(f"an error reply carries tensors {sorted(tensors)}")
+        return parse_error(obj.get("error"))
+    raise ProtocolError(f"expected a 'result' or 'error' reply, got type {kind!r:.60}")
+
+
+def parse_error(err) -> Error:
+    if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+        raise ProtocolError(f"'error' must be an object with a string 'message', got {err!r:.200}")
+    code, panic = err.get("code"), err.get("panic")
+    if code is not None and not isinstance(code, str):
+        raise ProtocolError(f"error 'code' must be a string, got {code!r:.100}")
+    if panic is not None and not isinstance(panic, str):
+        raise ProtocolError(f"error 'panic' must be a string, got {panic!r:.100}")
+    return Error(code, err["message"], panic)
+
+
+def split_outputs(outputs: dict) -> Result:
+    """Split a python backend's return dict into tensors and JSON values, validating both."""
+    if not isinstance(outputs, dict):
+        raise ProtocolError(f"run() must return a dict, got {type(outputs).__name__}")
+    tensors, values = {}, {}
+    for name, v in outputs.items():
+        if isinstance(v, np.ndarray):
+            try:
+                tensorio.dtype_name(v)
+            except tensorio.TensorIOError as e:
+                raise ProtocolError(f"output {name!r}: {e}") from None
+            tensors[name] = v
+        else:
+            try:
+                # a JSON value, normalized (tuples -> lists, numpy scalars -> Python numbers)
+                values[name] = json.loads(json.dumps(v, default=_numpy_scalar))
+            except (TypeError, ValueError):
+                raise ProtocolError(f"output {name!r} is neither an array nor a JSON value: "
+                                    f"{type(v).__name__}") from None
+    return Result(tensors, values)
+
+
+def _numpy_scalar(o):
+    if isinstance(o, (np.generic, np.ndarray)):
+        return o.tolist()
+    raise TypeError(type(o).__name__)

@@ -1,0 +1,93 @@
+"""One conformance run: a suite, a backend, a profile and an expectations ledger -> verdicts.
+
+The pytest plugin, the CLI and the benchmark all go through ``Runner.run_vector``, so a vector is judged the
+same way whichever front end asked. The backend is opened lazily, after the suite and the expectations are
+loaded and checked: bad input fails before any backend is called.
+"""
+
+from __future__ import annotations
+
+from . import compare, diagnose
+from .backends import open_backend
+from .compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED, Verdict
+from .expectations import Expectations
+
+
+class RunnerError(Exception):
+    """A run that cannot start (unknown profile, backend that fails its handshake, ...)."""
+
+
+def _classifier():
+    try:
+        from oracle import classify_panic
+        return classify_panic
+    except ImportError:
+        return None
+
+
+class Runner:
+    def __init__(self, suite, backend_spec: str, *, profile: str | None = None,
+                 expectations: Expectations | None = None, strict_messages: bool = False,
+                 diagnose: bool = True, timeout: float = 30.0, backend=None, candidates=None):
+        if profile is not None and profile not in suite.profiles:
+            raise RunnerError(f"unknown profile {profile!r}: suite {suite.name} has {', '.join(suite.profiles)}")
+        self.suite, self.spec, self.requested_profile = suite, backend_spec, profile
+        self.expectations = expectations or Expectations.empty()
+        self.strict_messages, self.want_diagnosis, self.timeout = strict_messages, diagnose, timeout
+        self.backend, self.profile, self._candidates = backend, profile, candidates
+        self._classify = _classifier()
+
+    def start(self):
+        """Open the backend and settle the profile (--profile, else the one the backend claims)."""
+        if self.backend is None:
+            try:
+                self.backend = open_backend(self.spec, timeout=self.timeout)
+            except Exception as e:  # noqa: BLE001 - start errors, or a broken backend module
+                raise RunnerError(f"backend {self.spec!r} did not start: {e}") from None
+        claimed = self.backend.hello.profile
+        self.profile = self.requested_profile or claimed or self.suite.profiles[0]
+        if self.profile not in self.suite.profiles:
+            raise RunnerError(f"backend {self.spec!r} claims profile {self.profile!r}, which suite "
+                              f"{self.suite.name} has no expectations for ({', '.join(self.suite.profiles)}); "
+                              "choose one with --profile")
+        return self
+
+    def close(self):
+        if self.backend is not None:
+            self.backend.close()
+
+    def run_vector(self, vector) -> Verdict:
+        if self.profile is None:
+            self.start()
+        entry = self.expectations.lookup(vector)
+        why = self.backend.hello.capabilities.not_applicable(vector)
+        if why:
+            return self._verdict(vector, NOT_APPLICABLE, note=why)
+        if entry is not None and entry.kind == "skip":
+            return self._verdict(vector, SKIPPED, note=entry.describe())
+        outcome = self.backend.run(vector.op, vector.params, vector.inputs)
+        verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
+                                classify=self._classify)
+        if verdict.status == FAILED and self.want_diagnosis:
+            verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
+                                                         self.candidates())
+        if entry is not None:  # an xfail entry
+            verdict.status = XFAILED if verdict.status == FAILED else XPASSED
+            verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
+        return verdict
+
+    def _verdict(self, vector, status: str, note: str) -> Verdict:
+        return Verdict(vector.id, vector.alias, vector.op, self.profile, status, note=note, tags=list(vector.tags))
+
+    def candidates(self):
+        if self._candidates is None:
+            self._candidates = diagnose.oracle_candidates(self.profile)
+        return self._candidates
+
+    def run_all(self, vectors=None):
+        """Every vector in order (the plugin runs them one test item each instead)."""
+        for vector in vectors if vectors is not None else self.suite.vectors:
+            yield self.run_vector(vector)
+
+
+__all__ = ["FAILED", "NOT_APPLICABLE", "PASSED", "SKIPPED", "XFAILED", "XPASSED", "Runner", "RunnerError"]

@@ -1,0 +1,341 @@
+"""Reading (and writing) golden vector suites, docs/vector-format.md.
+
+``load_suite`` reads ``manifest.json`` and makes one pass over the shards: each shard is read once, its size
+and sha256 checked against the manifest, decoded once, and every tensor reference resolved to a read-only
+numpy array (views into the decoded shard; backends get them without copies). Every defect -- corrupt JSON, a
+missing key, a bad hash, a truncated shard, a reference to a missing tensor or outside the suite folder, an
+unknown op, an id that does not match its content -- raises ``VectorError`` naming the file and the vector,
+before any backend is called. Nothing here imports the oracle.
+
+``write_suite`` is the one writer: the generator and ``qconform repro`` both use it, so ids, tensor naming and
+deduplication are defined once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import tensorio
+
+FORMAT, FORMAT_VERSION = "qconform-vectors", 1
+KNOWN_OPS = frozenset({
+    "round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
+    "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
+    "scheme_info",
+})
+COMPARE_KINDS = frozenset({"exact", "allclose"})
+
+
+class VectorError(ValueError):
+    """A suite that cannot be trusted; the message names the file and, when known, the vector."""
+
+    def __init__(self, file: Path | str, message: str, vector: str | None = None):
+        where = f"{file}: vector {vector}: " if vector else f"{file}: "
+        super().__init__(where + message)
+        self.file, self.vector = str(file), vector
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What one profile expects of one vector: outputs (+ JSON values), or an error {code, message}."""
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+    compare: dict = field(default_factory=dict)
+    intermediates: dict[str, np.ndarray] = field(default_factory=dict)
+    error: dict | None = None
+
+
+@dataclass
+class Vector:
+    id: str
+    alias: str
+    op: str
+    params: dict
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, Expected]
+    tags: list[str] = field(default_factory=list)
+    spec: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_spec(self) -> dict:
+        """The form ``write_suite`` takes (used by ``qconform repro``)."""
+        return {"id": self.id, "alias": self.alias, "op": self.op, "params": self.params,
+                "inputs": self.inputs, "tags": self.tags, "spec": self.spec, "reason": self.reason,
+                "expected": {p: ({"error": e.error} if e.error is not None else
+                                 {"outputs": e.outputs, "values": e.values, "compare": e.compare,
+                                  "intermediates": e.intermediates})
+                             for p, e in self.expected.items()}}
+
+
+@dataclass
+class Suite:
+    path: Path
+    name: str
+    profiles: list[str]
+    vectors: list[Vector]
+    manifest: dict
+
+    def __post_init__(self):
+        self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
+
+    def get(self, key: str) -> Vector:
+        """A vector by id or alias (KeyError with a hint otherwise)."""
+        try:
+            return self._index[key]
+        except KeyError:
+            raise KeyError(f"no vector with id or alias {key!r} in suite {self.name} ({self.path})") from None
+
+
+def default_suite_path() -> Path:
+    """$QCONFORM_VECTORS, else the committed ``vectors/core`` of the checkout this package lives in."""
+    env = os.environ.get("QCONFORM_VECTORS")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "vectors" / "core"
+
+
+# ---- ids and hashing ------------------------------------------------------------------------------------
+
+def tensor_digest(array: np.ndarray) -> str:
+    """sha256 of the raw little-endian element bytes (what a safetensors file holds)."""
+    data = np.ascontiguousarray(array)
+    if data.dtype.byteorder == ">":
+        data = data.astype(data.dtype.newbyteorder("<"))
+    return hashlib.sha256(data.tobytes()).hexdigest()
+
+
+def vector_id(op: str, params: dict, inputs: dict[str, np.ndarray]) -> str:
+    """First 20 hex digits of sha256 over the canonical JSON of {op, params, inputs: {dtype, shape, sha256}}.
+
+    Canonical JSON = ``json.dumps(obj, sort_keys=True, separators=(",", ":"))`` (ensure_ascii default),
+    dtype in safetensors spelling ("F32"), shape a list of ints.
+    """
+    desc = {name: {"dtype": tensorio.dtype_name(a), "shape": list(a.shape), "sha256": tensor_digest(a)}
+            for name, a in inputs.items()}
+    canon = json.dumps({"op": op, "params": params, "inputs": desc}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:20]
+
+
+# ---- loading --------------------------------------------------------------------------------------------
+
+def load_suite(path: str | Path, *, check_ids: bool = True) -> Suite:
+    """Load and verify a suite folder (or its manifest.json)."""
+    path = Path(path)
+    folder = path.parent if path.name == "manifest.json" else path
+    mfile = folder / "manifest.json"
+    manifest = _read_manifest(mfile)
+    profiles = manifest["profiles"]
+    shards = {s["file"]: _read_shard(folder, s, mfile) for s in manifest["shards"]}
+    vectors, seen = [], {}
+    for i, entry in enumerate(manifest["vectors"]):
+        v = _read_vector(entry, i, shards, profiles, mfile, check_ids)
+        for key in (v.id, v.alias):
+            if key in seen:
+                raise VectorError(mfile, f"duplicate id/alias {key!r} (also vector #{seen[key]})", v.alias)
+            seen[key] = i
+        vectors.append(v)
+    return Suite(folder, manifest["suite"], profiles, vectors, manifest)
+
+
+def _read_manifest(mfile: Path) -> dict:
+    try:
+        manifest = json.loads(mfile.read_bytes())
+    except FileNotFoundError:
+        raise VectorError(mfile, "no such file (is this a suite folder?)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise VectorError(mfile, f"not readable JSON: {e}") from None
+    if not isinstance(manifest, dict):
+        raise VectorError(mfile, "manifest is not a JSON object")
+    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+        raise VectorError(mfile, f"format {manifest.get('format')!r} version {manifest.get('format_version')!r}"
+                                 f" is not {FORMAT!r} version {FORMAT_VERSION}")
+    for key, kind in (("suite", str), ("profiles", list), ("shards", list), ("vectors", list)):
+        if not isinstance(manifest.get(key), kind):
+            raise VectorError(mfile, f"{key!r} must be a {kind.__name__}")
+    if not manifest["profiles"] or not all(isinstance(p, str) for p in manifest["profiles"]):
+        raise VectorError(mfile, "'profiles' must be a non-empty list of names")
+    for s in manifest["shards"]:
+        if not (isinstance(s, dict) and isinstance(s.get("file"), str) and isinstance(s.get("sha256"), str)
+                and isinstance(s.get("bytes"), int)):
+            raise VectorError(mfile, f"shard entry {s!r:.200} needs 'file', 'sha256' and 'bytes'")
+    return manifest
+
+
+def _safe_name(name: str) -> bool:
+    """A plain file name inside the suite folder: no separators, no '..', not absolute."""
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..") and ":" not in name
+
+
+def _read_shard(folder: Path, entry: dict, mfile: Path) -> dict[str, np.ndarray]:
+    name = entry["file"]
+    if not _safe_name(name):
+        raise VectorError(mfile, f"shard file {name!r} is not a plain file name inside the suite folder")
+    file = folder / name
+    try:
+        blob = file.read_bytes()
+    except OSError as e:
+        raise VectorError(file, f"cannot read shard: {e.strerror}") from None
+    if len(blob) != entry["bytes"]:
+        raise VectorError(file, f"shard has {len(blob)} bytes, manifest says {entry['bytes']} (truncated?)")
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != entry["sha256"].lower():
+        raise VectorError(file, f"sha256 {digest} differs from the manifest's {entry['sha256']}")
+    try:
+        tensors, _ = tensorio.decode(blob)
+    except tensorio.TensorIOError as e:
+        raise VectorError(file, f"not a valid safetensors shard: {e}") from None
+    for array in tensors.values():
+        array.flags.writeable = False  # shared with backends without copies: nobody may write into them
+    return tensors
+
+
+def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, check_ids: bool) -> Vector:
+    if not isinstance(entry, dict):
+        raise VectorError(mfile, "is not an object", f"#{i}")
+    label = entry.get("alias") or entry.get("id") or f"#{i}"
+
+    def fail(msg: str):
+        raise VectorError(mfile, msg, f"{label!r}")
+
+    for key, kind in (("id", str), ("alias", str), ("op", str), ("params", dict), ("inputs", dict),
+                      ("expected", dict)):
+        if not isinstance(entry.get(key), kind):
+            fail(f"{key!r} must be a {kind.__name__}")
+    if entry["op"] not in KNOWN_OPS:
+        fail(f"unknown op {entry['op']!r} (known: {', '.join(sorted(KNOWN_OPS))})")
+
+    def ref(r, what: str) -> np.ndarray:
+        if not isinstance(r, str) or "#" not in r:
+            fail(f"{what}: tensor reference {r!r:.100} is not 'shard#name'")
+        file, name = r.split("#", 1)
+        if not _safe_name(file):
+            fail(f"{what}: tensor reference {r!r} points outside the suite folder")
+        if file not in shards:
+            fail(f"{what}: shard {file!r} is not listed in the manifest")
+        if name not in shards[file]:
+            fail(f"{what}: shard {file!r} has no tensor {name!r}")
+        return shards[file][name]
+
+    def refs(d, what: str) -> dict[str, np.ndarray]:
+        if not isinstance(d, dict):
+            fail(f"{what} must be an object of tensor references")
+        return {k: ref(r, f"{what}.{k}") for k, r in d.items()}
+
+    inputs = refs(entry["inputs"], "inputs")
+    if check_ids:
+        want = vector_id(entry["op"], entry["params"], inputs)
+        if want != entry["id"]:
+            fail(f"id {entry['id']} does not match its content (recomputed {want}); edited by hand?")
+    exp = entry["expected"]
+    if set(exp) != set(profiles):
+        fail(f"expected profiles {sorted(exp)} differ from the manifest's {sorted(profiles)}")
+    expected = {p: _read_expected(exp[p], p, refs, fail) for p in profiles}
+    return Vector(entry["id"], entry["alias"], entry["op"], entry["params"], inputs, expected,
+                  list(entry.get("tags", [])), list(entry.get("spec", [])), str(entry.get("reason", "")))
+
+
+def _read_expected(e, profile: str, refs, fail) -> Expected:
+    where = f"expected[{profile!r}]"
+    if not isinstance(e, dict):
+        fail(f"{where} must be an object")
+    if "error" in e:
+        err = e["error"]
+        if not (isinstance(err, dict) and isinstance(err.get("code"), str) and isinstance(err.get("message"), str)):
+            fail(f"{where}.error must be {{code, message}} strings")
+        return Expected(error=err)
+    outputs = refs(e.get("outputs", {}), f"{where}.outputs")
+    values = e.get("values", {})
+    compare = e.get("compare", {})
+    if not isinstance(values, dict) or not isinstance(compare, dict):
+        fail(f"{where}: 'values' and 'compare' must be objects")
+    if not outputs and not values:
+        fail(f"{where} has neither outputs, values nor an error")
+    for name, c in compare.items():
+        if not isinstance(c, dict) or c.get("kind") not in COMPARE_KINDS:
+            fail(f"{where}.compare.{name}: kind must be one of {sorted(COMPARE_KINDS)}")
+        if c["kind"] == "allclose" and not all(isinstance(c.get(k), (int, float)) for k in ("rtol", "atol")):
+            fail(f"{where}.compare.{name}: allclose needs numeric 'rtol' and 'atol'")
+    return Expected(outputs, values, compare, refs(e.get("intermediates", {}), f"{where}.intermediates"))
+
+
+# ---- writing --------------------------------------------------------------------------------------------
+
+def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles: list[str],
+                suite_version: str = "1", oracle_version: str = "", spec: str = "",
+                shard_bytes: int = 64 << 20) -> dict:
+    """Write a suite folder (manifest.json + shard-NNN.safetensors) and return the manifest.
+
+    Each vector is a dict: ``alias, op, params, inputs: {name: ndarray}, expected: {profile: {"outputs":
+    {name: ndarray}, "values", "compare", "intermediates": {name: ndarray}} | {"error": {code, message}}}``
+    and optionally ``tags, spec, reason`` (``id`` is computed). Inputs are stored as ``<id>/<name>``;
+    expected tensors once per content as ``t/<sha256 prefix>``. Output is deterministic for equal input.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    writer = _ShardWriter(folder, suite, shard_bytes)
+    entries = []
+    for v in vectors:
+        vid = vector_id(v["op"], v["params"], v["inputs"])
+        entry = {"id": vid, "alias": v["alias"], "op": v["op"], "params": v["params"],
+                 "inputs": {k: writer.put(f"{vid}/{k}", a) for k, a in v["inputs"].items()},
+                 "tags": list(v.get("tags", [])), "spec": list(v.get("spec", [])), "reason": v.get("reason", ""),
+                 "expected": {}}
+        for profile in profiles:
+            e = v["expected"][profile]
+            if "error" in e:
+                entry["expected"][profile] = {"error": dict(e["error"])}
+                continue
+            out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
+                   "values": e.get("values", {}), "compare": e.get("compare", {})}
+            if e.get("intermediates"):
+                out["intermediates"] = {k: writer.put_shared(a) for k, a in e["intermediates"].items()}
+            entry["expected"][profile] = out
+        entries.append(entry)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "suite": suite,
+                "suite_version": suite_version, "oracle_version": oracle_version, "spec": spec,
+                "profiles": list(profiles), "shards": writer.close(), "vectors": entries}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+class _ShardWriter:
+    """Packs tensors into shards of about ``limit`` bytes, storing identical expected tensors once."""
+
+    def __init__(self, folder: Path, suite: str, limit: int):
+        self.folder, self.suite, self.limit = folder, suite, limit
+        self.current: dict[str, np.ndarray] = {}
+        self.size, self.shards, self.shared = 0, [], {}
+
+    def _file(self) -> str:
+        return f"shard-{len(self.shards):03d}.safetensors"
+
+    def put(self, name: str, array: np.ndarray) -> str:
+        if self.current and self.size + array.nbytes > self.limit:
+            self._flush()
+        self.current[name] = np.asarray(array)
+        self.size += array.nbytes
+        return f"{self._file()}#{name}"
+
+    def put_shared(self, array: np.ndarray) -> str:
+        array = np.asarray(array)
+        key = hashlib.sha256(f"{tensorio.dtype_name(array)}{list(array.shape)}".encode()
+                             + bytes.fromhex(tensor_digest(array))).hexdigest()[:24]
+        if key not in self.shared:
+            self.shared[key] = self.put(f"t/{key}", array)
+        return self.shared[key]
+
+    def _flush(self):
+        blob = tensorio.encode(self.current, {"qconform-shard": self.suite})
+        file = self._file()
+        (self.folder / file).write_bytes(blob)
+        self.shards.append({"file": file, "sha256": hashlib.sha256(blob).hexdigest(), "bytes": len(blob)})
+        self.current, self.size = {}, 0
+
+    def close(self) -> list[dict]:
+        if self.current or not self.shards:
+            self._flush()
+        return self.shards
