@@ -1,0 +1,89 @@
+"""qconform's bit-exact reference of burn's tensor quantization (numpy + ml_dtypes).
+
+Each module is one concept of the spec (``burn-quant-semantics.md``): ``scheme`` (§1), ``calibration`` (§2),
+``qparams`` (§3), ``rounding`` and ``scales`` (§4), ``quantize`` (§5), ``dequantize`` (§6), ``codec`` (§7),
+``errors`` (§8), ``matmul`` (§9.4); ``profiles`` names where burn's backends differ; ``ops.run`` is the single
+entry point the vectors and the reference backend use.
+"""
+
+from .blocks import BlockLayout, num_params, params_shape
+from .calibration import compute_range
+from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
+from .dequantize import dequantize
+from .errors import CATALOGUE, BurnPanic, classify_panic
+from .matmul import ternary_matmul
+from .ops import OPS, run
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles
+from .qparams import compute_q_params
+from .quantize import QTensor, quantize, quantize_dynamic, tensor_checks
+from .rounding import round_half_away, round_half_even
+from .scheme import (
+    NATIVE,
+    BlockScale,
+    BlockSize,
+    QuantMode,
+    QuantScheme,
+    QuantStore,
+    QuantValue,
+    ScaleDtype,
+    quantizable,
+)
+
+__version__ = "0.1.0"
+
+
+def round_up(scales, dtype, *, profile=DEFAULT_PROFILE):
+    """``ScaleDtype::round_up`` as burn's ``scale_to_dtype`` applies it (§4.1): UE8M0 panics before burn 0.22.0."""
+    from .scales import scale_to_dtype
+
+    return scale_to_dtype(scales, dtype if isinstance(dtype, ScaleDtype) else ScaleDtype[dtype],
+                          get_profile(profile))
+
+
+def block_of(shape, block: BlockSize, index: int) -> int:
+    """Row-major element index → row-major block index (§1.8)."""
+    return BlockLayout(tuple(shape), block).block_of(index)
+
+
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_PROFILE",
+    "NATIVE",
+    "OPS",
+    "PROFILES",
+    "BlockLayout",
+    "BlockScale",
+    "BlockSize",
+    "BurnPanic",
+    "Profile",
+    "QTensor",
+    "QuantMode",
+    "QuantScheme",
+    "QuantStore",
+    "QuantValue",
+    "ScaleDtype",
+    "block_of",
+    "classify_panic",
+    "compute_q_params",
+    "compute_range",
+    "decode_scales",
+    "dequantize",
+    "encode_scales",
+    "from_bytes",
+    "get_profile",
+    "num_params",
+    "pack_u32",
+    "params_shape",
+    "profiles",
+    "quantizable",
+    "quantize",
+    "quantize_dynamic",
+    "round_half_away",
+    "round_half_even",
+    "round_up",
+    "run",
+    "tensor_checks",
+    "ternary_matmul",
+    "to_bytes",
+    "unpack_u32",
+]

@@ -1,0 +1,78 @@
+"""Block layout: which block scale governs each element (spec §1.7, §1.8).
+
+Blocks are N-D rectangles, not flat chunks: a ``[2, 2]`` block on a ``[2, 4]`` tensor holds elements 0, 1, 4, 5.
+``block_of`` is burn's scalar definition; the vectorized paths below (views when every dim is a whole number of
+blocks, a repeated scale grid otherwise) compute the same mapping without a per-element loop.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .scheme import BlockSize, QuantScheme
+
+
+def params_shape(shape: tuple[int, ...], scheme: QuantScheme) -> list[int]:
+    """The shape of the block-scale grid: ``[1]`` per-tensor, else ``num_blocks(shape)`` (the global of a
+    two-level scheme is not part of it)."""
+    size = scheme.block_size()
+    return [1] if size is None else size.num_blocks(shape)
+
+
+def num_params(shape: tuple[int, ...], scheme: QuantScheme) -> int:
+    return math.prod(params_shape(shape, scheme))
+
+
+class BlockLayout:
+    """``BlockLayout::new(shape, block)``: extents per axis and the block grid."""
+
+    def __init__(self, shape: tuple[int, ...], block: BlockSize):
+        self.shape = tuple(int(d) for d in shape)
+        self.block = block.to_dim_vec(len(self.shape))
+        self.blocks = block.num_blocks(self.shape)
+
+    def num_blocks(self) -> int:
+        return math.prod(self.blocks)
+
+    def divides(self) -> bool:
+        return all(d % b == 0 for d, b in zip(self.shape, self.block))
+
+    def block_of(self, index: int) -> int:
+        """Row-major element index → row-major block index (burn's loop, last dim first)."""
+        block, stride = 0, 1
+        for dim in reversed(range(len(self.shape))):
+            coordinate = index % self.shape[dim]
+            index //= self.shape[dim]
+            block += coordinate // self.block[dim] * stride
+            stride *= self.blocks[dim]
+        return block
+
+    def split_shape(self) -> list[int]:
+        """``[n0, b0, n1, b1, ...]``: the view in which each block is a sub-array (divisible shapes only)."""
+        return [v for d, b in zip(self.shape, self.block) for v in (d // b, b)]
+
+    def per_element(self, grid: np.ndarray) -> np.ndarray:
+        """The block values spread over the elements, as an array broadcastable against ``x`` reshaped with
+        :meth:`element_view`."""
+        grid = np.asarray(grid).reshape(self.blocks)
+        if self.divides():
+            return grid.reshape([v for n in self.blocks for v in (n, 1)])
+        full = grid
+        for axis, extent in enumerate(self.block):
+            full = np.repeat(full, extent, axis=axis)
+        return full[tuple(slice(0, d) for d in self.shape)]
+
+    def element_view(self, x: np.ndarray) -> np.ndarray:
+        """``x`` in the layout :meth:`per_element` broadcasts against."""
+        return x.reshape(self.split_shape()) if self.divides() else x
+
+
+def flat_chunk_per_element(grid: np.ndarray, shape: tuple[int, ...], block: BlockSize) -> np.ndarray:
+    """The *wrong* layout (a mutant): consecutive runs of ``block.num_elements()`` flat elements share a scale."""
+    numel = math.prod(shape)
+    run = np.repeat(np.asarray(grid).ravel(), block.num_elements())
+    if run.size < numel:
+        run = np.concatenate([run, np.repeat(run[-1:], numel - run.size)])
+    return run[:numel].reshape(shape)

@@ -1,0 +1,103 @@
+"""Dequantize: ``Tensor::dequantize`` of a tensor rebuilt from its parts (spec §6, §7.5).
+
+The parts travel as burn's ``TensorData`` would (``to_bytes`` then the backend's ``q_from_data``), so the
+reload checks and the scale codec apply exactly as they do for a tensor loaded from a file. Then
+``x = f32(e * f32(q))`` per element with the effective scale ``e`` (``global * s`` for two-level schemes), and a
+final cast to the requested dtype. For f32 output every backend computes the same product (§6).
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from .blocks import BlockLayout
+from .codec import from_bytes, to_bytes
+from .errors import panic
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
+from .quantize import QTensor
+from .rounding import float_dtype
+from .scales import effective_guard
+from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
+
+
+def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``)."""
+    prof = get_profile(profile)
+    out = float_dtype(dtype)
+    codes, scales, glob = _reload(qtensor, prof)
+    scheme = qtensor.scheme
+    if prof.backend == "cubecl":
+        x = _gpu(codes, scales, glob, scheme, out)
+    else:
+        e = _effective(scales, glob, scheme, codes.shape, prof)
+        x = (e * codes.astype(np.float32)).astype(np.float32)
+    if dtype not in prof.output_dtypes:
+        raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
+    with np.errstate(over="ignore"):
+        return x.astype(out).reshape(codes.shape)
+
+
+def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
+    scheme, shape = qt.scheme, qt.codes.shape
+    data = to_bytes(qt.codes, qt.scales, qt.global_scale, scheme, shape, profile=profile)
+    lookup = scheme.mode is QuantMode.Lookup
+    if profile.backend == "ndarray" and (lookup or scheme.value.name not in profile.from_data_values):
+        raise panic("ndarray.from_data_scheme", scheme=scheme.debug())
+    if profile.backend == "cubecl":
+        if scheme.mode is QuantMode.Lookup:
+            raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
+        # The GPU splits the same bytes by size; its codes are the logical ones given.
+        _, scales, glob = from_bytes(data, shape, scheme.with_store(NATIVE),
+                                     profile=profile)
+        return np.asarray(qt.codes, dtype=np.int8), scales, glob
+    values, scales, glob = from_bytes(data, shape, scheme, profile=profile)
+    if values.size != math.prod(shape):
+        raise panic("data.shape_mismatch", shape=shape_debug(shape), size=values.size,
+                    left=math.prod(shape), right=values.size)
+    if profile.backend == "flex" and scales.size == 0:
+        raise panic("flex.qtensor_no_scale")
+    return values.reshape(shape), scales, glob
+
+
+def _effective(scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, shape, profile: Profile):
+    """Per element: ndarray ``valid_scale(f32(global * s))``; flex ``f32(global * s)`` unguarded."""
+    if scheme.block_size() is None:
+        return effective_guard(scales[0], profile)
+    layout = BlockLayout(shape, scheme.block_size())
+    multiplier = np.float32(1.0) if glob is None else glob[0]
+    per = effective_guard(multiplier * layout.per_element(scales[: layout.num_blocks()]), profile)
+    return _spread(per, layout, shape)
+
+
+def _spread(per: np.ndarray, layout: BlockLayout, shape) -> np.ndarray:
+    """Per-block values as a full array of ``shape``."""
+    return np.broadcast_to(per, layout.split_shape()).reshape(shape) if layout.divides() else per
+
+
+_FLOAT_CODES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
+
+
+def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype):
+    """GPU (§6): one-level ``F(q) * F(inner)`` in the output dtype; two-level ``F(f32(q) * f32(global*inner))``;
+    float values decode their fp8/fp4 bit patterns."""
+    q = _gpu_values(codes, scheme.value)
+    size = scheme.block_size()
+    layout = None if size is None else BlockLayout(codes.shape, size)
+    per = scales[:1] if layout is None else _spread(layout.per_element(scales[: layout.num_blocks()]), layout,
+                                                    codes.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if glob is None:
+            return (q.astype(out) * np.asarray(per).astype(out)).astype(out)
+        return (q * (glob[0] * per).astype(np.float32)).astype(np.float32)
+
+
+def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+    if value is QuantValue.E2M1:
+        return (codes.view(np.uint8) & 0x0F).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    if value in _FLOAT_CODES:
+        return codes.view(_FLOAT_CODES[value]).astype(np.float32)
+    return codes.astype(np.float32)

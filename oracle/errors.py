@@ -1,0 +1,158 @@
+"""burn's panics, as data (spec §8).
+
+Every panic the oracle models is one row of :data:`CATALOGUE`: a stable dotted ``code``, the macro that raises it
+(which decides the text Rust adds around the message) and the message template with burn's placeholders. A
+vector's expected error is ``{code, message}``; :func:`classify_panic` maps raw panic text from a real backend
+back to its code, so a backend that only knows panic text can still be judged by code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+class BurnPanic(Exception):
+    """A panic burn raises for this request: ``code`` is the catalogue key, ``message`` burn's exact text."""
+
+    def __init__(self, code: str, message: str, pattern: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.pattern = pattern
+        """A regex the message matches in full, set where burn prints something the oracle cannot reproduce
+        (a tensor's Debug form); ``message`` then shows the shape of the text."""
+
+    def __repr__(self) -> str:
+        return f"BurnPanic({self.code!r}, {self.message!r})"
+
+
+@dataclass(frozen=True)
+class PanicSite:
+    code: str
+    macro: str  # panic | assert | assert_eq | expect | unimplemented | unwrap_none | unwrap_err | index
+    template: str
+    where: str  # spec § and burn path:line
+
+
+_SITES = [
+    # burn-std QuantizedBytes / TensorData (§7)
+    PanicSite("bytes.values_fill_shape", "assert_eq",
+              "{count} quantized values do not fill a tensor of shape {shape}", "§8 #1 quantization.rs:227"),
+    PanicSite("data.shape_mismatch", "assert_eq",
+              "Shape {shape} is invalid for input of size {size}", "§8 #2 data/tensor/base.rs:188"),
+    PanicSite("bytes.global_not_f32", "assert_eq",
+              "a two-level scheme stores its per-tensor scale as f32, got {scheme}", "§8 #4 quantization.rs:254"),
+    PanicSite("bytes.global_missing", "panic", "{scheme} requires a per-tensor scale", "§8 #5 quantization.rs:262"),
+    PanicSite("bytes.global_unexpected", "panic",
+              "{scheme} does not take a per-tensor scale", "§8 #6 quantization.rs:263"),
+    PanicSite("bytes.too_short", "expect",
+              "quantized tensor data is shorter than its scheme's parameters", "§8 #9 quantization.rs:307"),
+    PanicSite("bytes.packed_dim", "assert_eq",
+              "Packing must be on innermost dimension for splitting off values", "§8 #10 quantization.rs:323"),
+    PanicSite("bytes.unsupported_store", "unimplemented", "Not yet supported", "§8 #11 quantization.rs:345"),
+    PanicSite("bytes.ue8m0", "unimplemented", "UE8M0 scales are not yet supported", "§8 #13 quantization.rs:440"),
+    PanicSite("bytes.not_u32_multiple", "panic", "cast_slice>OutputSliceWouldHaveSlop",
+              "§7.2 bytemuck::cast_slice of PackedU32 words"),
+    # scale rounding (§4)
+    PanicSite("scale.ue8m0", "expect", "UE8M0 scales are not yet supported", "§8 #12 quantization.rs:364"),
+    # calibration and q-params (§2, §3)
+    PanicSite("range.block_not_divisible", "assert",
+              "Tensor {shape} must be evenly divisible by block size {block}", "§8 #18 scheme.rs:27"),
+    PanicSite("range.absmean_two_level", "assert",
+              "AbsMean calibration has no two-level form: BitNet's gamma is a mean over the whole tensor or "
+              "block, which a per-tensor scale cannot decompose", "§8 #19 scheme.rs:59"),
+    PanicSite("qparams.block_dtype_too_wide", "assert",
+              "block scales in {dtype} reach f32's range, which a per-tensor scale cannot absorb",
+              "§8 #20 scheme.rs:115"),
+    PanicSite("range.empty_ndarray", "expect", "Cannot compute min of empty tensor", "§8 #34 base.rs:1242"),
+    PanicSite("range.empty_flex", "assert", "min: cannot reduce an empty tensor", "§8 #40 reduce.rs:466"),
+    # Tensor::quantize (§5.1)
+    PanicSite("tensor.global_mismatch", "assert_eq",
+              "{scheme} does not match a per-tensor scale of {global_scale}", "§8 #21 api/float.rs:379"),
+    PanicSite("tensor.global_not_one", "assert_eq",
+              "the per-tensor scale must have exactly one element, got {dims}", "§8 #22 api/float.rs:386"),
+    PanicSite("tensor.global_not_f32", "assert_eq",
+              "the per-tensor scale must be an f32 tensor, got {dtype}", "§8 #23 api/float.rs:392"),
+    # backend quantize (§5.2-5.4)
+    PanicSite("quantize.global_without_two_level", "expect",
+              "a per-tensor scale should come with a two-level scheme", "§8 #24 ndarray ops/qtensor.rs:96"),
+    PanicSite("quantize.two_level_without_global", "expect",
+              "a two-level scheme should have a per-tensor scale", "§8 #25 ndarray ops/qtensor.rs:155"),
+    PanicSite("ndarray.unsupported_scheme", "unimplemented",
+              "Quantization not supported for scheme {scheme}", "§8 #26 ndarray ops/qtensor.rs:169"),
+    PanicSite("ndarray.nan_code", "unwrap_none", "", "§8 #28 ndarray ops/quantization.rs:132"),
+    PanicSite("ndarray.block_count", "assert_eq",
+              "Invalid per-block quantization: {count} blocks for a {shape} tensor with {block} blocks",
+              "§8 #29 ndarray ops/quantization.rs:52"),
+    PanicSite("ndarray.from_data_scheme", "unimplemented",
+              "from_data not supported for scheme {scheme}", "§8 #30 ndarray ops/qtensor.rs:72"),
+    PanicSite("ndarray.unsupported_dtype", "unimplemented", "Unsupported dtype {dtype}", "§8 #35 tensor.rs:686"),
+    PanicSite("scale.index_out_of_bounds", "index",
+              "index out of bounds: the len is {len} but the index is {index}", "§8 note (empty/short scales)"),
+    PanicSite("scale.slice_out_of_bounds", "index",
+              "range end index 1 out of range for slice of length 0", "§7.4b per-tensor &scales[..1]"),
+    PanicSite("flex.qtensor_no_scale", "assert",
+              "quantized tensor must have at least one scale factor", "§8 #37 flex qtensor.rs:36"),
+    PanicSite("flex.global_mismatch", "assert_eq",
+              "{scheme} does not match a per-tensor scale of {global_scale}", "§8 #37 flex qtensor.rs:36"),
+    # GPU (§5.4, §7.6) — the spec marks the cubek facts "very likely", not verified
+    PanicSite("cubecl.packed_last_dim", "panic", "Can't store in u32", "§8 #41 cubecl ops/qtensor.rs:88"),
+    PanicSite("cubecl.native_sub_byte", "panic", "Can't store native sub-byte values", "§8 #42"),
+    PanicSite("cubecl.native_packing", "panic", "{value} doesn't support native packing", "§8 #43"),
+    PanicSite("cubecl.global_not_f32", "assert_eq",
+              "a two-level scheme binds its per-tensor scale as f32, got {scheme}", "§8 #44"),
+    PanicSite("cubecl.global_tensor_not_f32", "assert_eq",
+              "a two-level scheme's per-tensor scale must be an f32 tensor, got {dtype}", "§8 #46"),
+    PanicSite("cubecl.no_round_up", "assert",
+              "{dtype} scales have no round-up rule, which quantization requires", "§8 #56"),
+    PanicSite("cubecl.native_value", "panic", "{value} is not supported for native quantization", "§8 #57"),
+    PanicSite("cubecl.unsupported_scheme", "panic", "Unsupported quantization scheme {scheme}", "§8 #58"),
+    PanicSite("cubecl.scale_bindings", "assert",
+              "a scheme with {levels} scale level(s) takes as many scale bindings, but {bindings} were provided",
+              "§8 #60 cubecl-std quant/base.rs:21"),
+    PanicSite("cubecl.block_divisibility", "assert",
+              "Block size must be divisible by {div}, got block_size={block_size}", "§8 #59"),
+]
+
+CATALOGUE: dict[str, PanicSite] = {site.code: site for site in _SITES}
+
+
+def _wrap(site: PanicSite, text: str, left: object, right: object) -> str:
+    """The text Rust's macro adds around the message (spec preamble)."""
+    if site.macro == "assert_eq":
+        return f"assertion `left == right` failed: {text}\n  left: {left}\n right: {right}"
+    if site.macro == "unimplemented":
+        return f"not implemented: {text}"
+    if site.macro == "unwrap_none":
+        return "called `Option::unwrap()` on a `None` value"
+    if site.macro == "unwrap_err":
+        return f"called `Result::unwrap()` on an `Err` value: {text}"
+    return text
+
+
+def panic(code: str, *, left: object = None, right: object = None, **fields: object) -> BurnPanic:
+    """The :class:`BurnPanic` burn raises at ``code``, its message formatted with ``fields``."""
+    site = CATALOGUE[code]
+    return BurnPanic(code, _wrap(site, site.template.format(**fields), left, right))
+
+
+def _pattern(site: PanicSite) -> re.Pattern[str]:
+    mark = "\0"  # stands for every placeholder; re.escape leaves it alone
+    whole = _wrap(site, re.sub(r"\{[a-z_]+\}", mark, site.template), mark, mark)
+    return re.compile(re.escape(whole).replace(mark, ".+?"), re.DOTALL)
+
+
+_PATTERNS = [(site.code, _pattern(site)) for site in _SITES if site.template or site.macro == "unwrap_none"]
+
+
+def classify_panic(message: str) -> str | None:
+    """The catalogue code whose template matches ``message`` in full, or None.
+
+    Several sites share one text (UE8M0 in ``scale_to_dtype`` and in the codec); the first row wins, which is
+    the one reached first on the quantize path.
+    """
+    for code, pattern in _PATTERNS:
+        if pattern.fullmatch(message):
+            return code
+    return None

@@ -1,0 +1,35 @@
+"""``q_matmul`` with a BitNet b1.58 ternary weight: burn-ndarray's multiply-free fast path (spec §9.4).
+
+``out[i][j]`` starts at 0.0 and, for ``k`` ascending, adds ``a[i][k]`` where ``w[k][j] == 1`` and subtracts it where
+``w[k][j] == -1`` (zeros are skipped); one f32 multiply by the stored scale ``gamma`` ends it. No 0 → 0.1 guard:
+an all-zero weight gives exactly 0. Other backends dequantize and run a float GEMM, whose blocking and FMA order
+are theirs: the oracle answers with the exact product rounded once, and vectors compare it with a tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
+
+
+def ternary_matmul(lhs: np.ndarray, rhs_codes: np.ndarray, rhs_scale: np.ndarray, *,
+                   profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """``lhs [..., K] @ dequantize(rhs [K, N])`` for a per-tensor Q2S ``rhs`` with stored scale ``rhs_scale``."""
+    prof = get_profile(profile)
+    a = np.asarray(lhs, dtype=np.float32)
+    w = np.asarray(rhs_codes, dtype=np.int8)
+    gamma = np.float32(np.asarray(rhs_scale, dtype=np.float32).ravel()[0])
+    k_dim, n_dim = w.shape
+    flat = a.reshape(-1, k_dim)
+    if prof.ternary_fast_path:
+        out = np.zeros((flat.shape[0], n_dim), dtype=np.float32)
+        for k in range(k_dim):
+            column = flat[:, k : k + 1]
+            step = np.where(w[k] == 1, column, np.where(w[k] == -1, -column, np.float32(0.0)))
+            out = (out + step).astype(np.float32)
+        out = (out * gamma).astype(np.float32)
+    else:
+        dequantized = (w.astype(np.float32) * gamma).astype(np.float64)
+        out = (flat.astype(np.float64) @ dequantized).astype(np.float32)
+    return out.reshape(*a.shape[:-1], n_dim)

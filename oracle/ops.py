@@ -1,0 +1,150 @@
+"""One entry point per operation of ``docs/ops.md``: ``run(op, params, inputs, profile=...)``.
+
+The golden-vector generator and the built-in ``oracle`` backend both call :func:`run`, so what a vector expects
+and what the reference backend answers come from the same code path. Params arrive as JSON, inputs as numpy
+arrays; outputs are arrays (tensors) or JSON values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .blocks import params_shape
+from .calibration import compute_range
+from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
+from .dequantize import dequantize
+from .matmul import ternary_matmul
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
+from .qparams import compute_q_params
+from .quantize import QTensor, quantize, quantize_dynamic, require_dtypes
+from .scales import scale_to_dtype
+from .scheme import QuantScheme, QuantValue, ScaleDtype, quantizable
+
+Outputs = dict[str, object]
+
+
+def _scheme(params: dict) -> QuantScheme:
+    return QuantScheme.from_json(params["scheme"])
+
+
+def _qtensor_outputs(qt: QTensor) -> Outputs:
+    out: Outputs = {"codes": qt.codes, "scales": qt.scales}
+    if qt.global_scale is not None:
+        out["global"] = qt.global_scale
+    return out
+
+
+def _parts(inputs: dict, params: dict) -> QTensor:
+    codes = np.asarray(inputs["codes"], dtype=np.int8)
+    return QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(), inputs.get("global"),
+                   _scheme(params))
+
+
+def _round_up(params, inputs, prof) -> Outputs:
+    return {"rounded": scale_to_dtype(inputs["scales"], ScaleDtype[params["dtype"]], prof)}
+
+
+def _encode_scales(params, inputs, prof) -> Outputs:
+    return {"bytes": encode_scales(inputs["scales"], ScaleDtype[params["dtype"]], profile=prof)}
+
+
+def _decode_scales(params, inputs, prof) -> Outputs:
+    return {"scales": decode_scales(inputs["bytes"], ScaleDtype[params["dtype"]], profile=prof)}
+
+
+def _compute_range(params, inputs, prof) -> Outputs:
+    require_dtypes(prof, inputs["x"])
+    lo, hi = compute_range(inputs["x"], _scheme(params), params.get("calibration", "minmax"), profile=prof)
+    return {"min": lo, "max": hi}
+
+
+def _compute_q_params(params, inputs, prof) -> Outputs:
+    require_dtypes(prof, inputs["min"], inputs["max"])
+    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof)
+    return {"scales": scales} if glob is None else {"scales": scales, "global": glob}
+
+
+def _quantize(params, inputs, prof) -> Outputs:
+    qt = quantize(inputs["x"], _scheme(params), inputs["scales"], inputs.get("global"), profile=prof,
+                  checked=params.get("api", "tensor") == "tensor")
+    return _qtensor_outputs(qt)
+
+
+def _quantize_dynamic(params, inputs, prof) -> Outputs:
+    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof))
+
+
+def _dequantize(params, inputs, prof) -> Outputs:
+    return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof)}
+
+
+def _to_bytes(params, inputs, prof) -> Outputs:
+    qt = _parts(inputs, params)
+    return {"bytes": to_bytes(qt.codes, qt.scales, qt.global_scale, qt.scheme, profile=prof)}
+
+
+def _from_bytes(params, inputs, prof) -> Outputs:
+    codes, scales, glob = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof)
+    out: Outputs = {"codes": codes, "scales": scales}
+    if glob is not None:
+        out["global"] = glob
+    return out
+
+
+def _pack_u32(params, inputs, prof) -> Outputs:
+    return {"words": pack_u32(inputs["codes"], QuantValue[params["value"]], profile=prof)}
+
+
+def _unpack_u32(params, inputs, prof) -> Outputs:
+    return {"codes": unpack_u32(inputs["words"], QuantValue[params["value"]], int(params["numel"]), profile=prof)}
+
+
+def _ternary_matmul(params, inputs, prof) -> Outputs:
+    return {"out": ternary_matmul(inputs["lhs"], inputs["rhs_codes"], inputs["rhs_scale"], profile=prof)}
+
+
+def _scheme_info(params, inputs, prof) -> Outputs:
+    scheme = _scheme(params)
+    shape = tuple(params.get("shape", []))
+    size = scheme.block_size()
+    tensor_scale = scheme.tensor_scale()
+    return {
+        "debug": scheme.debug(),
+        "block_size": [] if size is None else list(size.dims),
+        "num_levels": scheme.num_levels(),
+        "scale_dtype": scheme.scale_dtype().name,
+        "tensor_scale": None if tensor_scale is None else tensor_scale.name,
+        "quantizable": quantizable(scheme, ue8m0_round_up=prof.ue8m0),
+        "num_blocks": None if size is None else size.num_blocks(shape),
+        "params_shape": params_shape(shape, scheme),
+    }
+
+
+OPS: dict[str, Callable[[dict, dict, Profile], Outputs]] = {
+    "round_up": _round_up,
+    "encode_scales": _encode_scales,
+    "decode_scales": _decode_scales,
+    "compute_range": _compute_range,
+    "compute_q_params": _compute_q_params,
+    "quantize": _quantize,
+    "quantize_dynamic": _quantize_dynamic,
+    "dequantize": _dequantize,
+    "to_bytes": _to_bytes,
+    "from_bytes": _from_bytes,
+    "pack_u32": _pack_u32,
+    "unpack_u32": _unpack_u32,
+    "ternary_matmul": _ternary_matmul,
+    "scheme_info": _scheme_info,
+}
+
+
+def run(op: str, params: dict, inputs: dict[str, np.ndarray], *,
+        profile: str | Profile = DEFAULT_PROFILE) -> Outputs:
+    """Perform ``op`` as the profile's backend does; an expected failure raises :class:`oracle.BurnPanic`."""
+    try:
+        handler = OPS[op]
+    except KeyError:
+        raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}") from None
+    return handler(params, inputs, get_profile(profile))

@@ -1,0 +1,107 @@
+"""Rounding: element codes (half away vs half even), float dtypes, and ``ScaleDtype::round_up`` (spec §4.1, §12).
+
+Everything here works on float32 bit patterns or float32 arithmetic, which numpy performs with IEEE
+round-to-nearest-even, so each function is exact for every input (see docs/verification.md).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .scheme import ScaleDtype
+
+FLOAT_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+
+# 0.5 - 2^-25: adding it (with x's sign) and truncating is Rust's f32::round for every f32; 0.5 itself fails at
+# 0.49999997 and at odd integers in [2^23, 2^24) (numerics-notes §1.5, formulation D).
+_ALMOST_HALF = np.float32(0.49999997)
+
+
+def float_dtype(name: str) -> np.dtype:
+    """numpy dtype of a float dtype name (``f32``, ``f16``, ``bf16``)."""
+    try:
+        return FLOAT_DTYPES[name]
+    except KeyError:
+        raise ValueError(f"unknown float dtype {name!r} (expected one of {sorted(FLOAT_DTYPES)})") from None
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    for name, dt in FLOAT_DTYPES.items():
+        if dt == dtype:
+            return name
+    raise ValueError(f"not a float dtype qconform models: {dtype}")
+
+
+def round_half_away(x: np.ndarray) -> np.ndarray:
+    """Rust ``f32::round``: ties away from zero, sign of zero kept (CPU backends)."""
+    x = np.asarray(x, dtype=np.float32)
+    return np.trunc(x + np.copysign(_ALMOST_HALF, x))
+
+
+def round_half_even(x: np.ndarray) -> np.ndarray:
+    """``rint``: ties to even (CUDA ``rint``, WGSL ``round``, LLVM ``roundeven``)."""
+    return np.rint(np.asarray(x, dtype=np.float32))
+
+
+ROUNDERS = {"away": round_half_away, "even": round_half_even}
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(np.uint32)
+
+
+def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False) -> np.ndarray:
+    """``ScaleDtype::round_up``: the smallest value of ``dtype`` not below each scale, saturating at
+    ``max_representable()``; NaN stays NaN; F32 is the identity (§4.1). UE8M0 has no rule before burn 0.22.0
+    (``ue8m0=False``: the caller raises), and from then on rounds up to a power of two (§11).
+
+    Negative scales (release builds only, where the ``debug_assert!`` is off) follow the same arithmetic: the
+    subnormal branch's ``ceil`` moves them toward zero, the bit trick away from it.
+    """
+    s = np.array(scales, dtype=np.float32, copy=True)
+    if dtype is ScaleDtype.F32:
+        return s
+    if dtype is ScaleDtype.UE8M0:
+        if not ue8m0:
+            raise ValueError("UE8M0 has no round-up rule in this release")
+        return _round_up_ue8m0(s)
+    grid = dtype.grid
+    step = np.uint32(grid.bit_step)
+    stepped = ((_bits(s) + (step - np.uint32(1))) & ~(step - np.uint32(1))).view(np.float32)
+    out = stepped
+    if grid.min_normal is not None:
+        spacing = np.float32(grid.spacing)
+        with np.errstate(invalid="ignore", over="ignore"):
+            sub = np.ceil(s / spacing) * spacing  # power-of-two scaling: both steps exact
+        out = np.where(s < np.float32(grid.min_normal), sub, stepped)
+    out = np.where(s >= np.float32(dtype.max_representable()), np.float32(dtype.max_representable()), out)
+    return np.where(np.isnan(s), s, out).astype(np.float32)
+
+
+_UE8M0_MIN = np.float32(2.0**-127)
+_UE8M0_MAX = np.float32(2.0**127)
+
+
+def _round_up_ue8m0(s: np.ndarray) -> np.ndarray:
+    """Next power of two not below the scale; ``<= 2^-127`` → 2^-127, ``>= 2^127`` → 2^127, NaN → NaN (§11)."""
+    with np.errstate(over="ignore"):
+        up = ((_bits(s).astype(np.uint64) + 0x7FFFFF) & 0xFF800000).astype(np.uint32).view(np.float32)
+    out = np.where(s <= _UE8M0_MIN, _UE8M0_MIN, np.where(s >= _UE8M0_MAX, _UE8M0_MAX, up))
+    return np.where(np.isnan(s), s, out).astype(np.float32)
+
+
+def round_to_nearest(scales: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
+    """Round-to-nearest-even onto ``dtype`` (what a cast does; used by the codec and by the "scale rounded to
+    nearest" mutant), saturating like the codecs do."""
+    s = np.asarray(scales, dtype=np.float32)
+    if dtype is ScaleDtype.F32:
+        return s.copy()
+    if dtype is ScaleDtype.F16:
+        with np.errstate(over="ignore"):
+            return s.astype(np.float16).astype(np.float32)
+    if dtype is ScaleDtype.BF16:
+        return s.astype(ml_dtypes.bfloat16).astype(np.float32)
+    if dtype is ScaleDtype.UE4M3:
+        return np.clip(s, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    raise ValueError(f"no round-to-nearest rule for {dtype.name}")
