@@ -113,6 +113,8 @@ def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     r = ROUNDERS[profile.tie](v)
     if profile.clamp == "after_round":
         r = np.clip(r, np.float32(a), np.float32(b))
+    elif profile.clamp == "none":  # a mutant: out-of-range codes wrap like an integer cast would
+        r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
     if np.isnan(r.max(initial=0.0) if r.size else 0.0):
         r = _nan_codes(r, b, profile)
     return _store(r, scheme, profile)
