@@ -1,0 +1,12 @@
+//! The few calls whose signature differs between the burn releases the harness is built against.
+//! Built for 0.22.0-pre.3 unless the `release-0-22-1` feature (set by v0_22_1/Cargo.toml) is on.
+
+/// burn's `scale_to_dtype`: in 0.22.0-pre.3 `ScaleDtype::round_up(..).expect("UE8M0 scales are
+/// not yet supported")`.
+pub use burn_std::quantization::scale_to_dtype;
+
+/// The burn release these binaries are built against (the `=` pin in Cargo.toml).
+#[cfg(not(feature = "release-0-22-1"))]
+pub const BURN_VERSION: &str = "0.22.0-pre.3";
+#[cfg(feature = "release-0-22-1")]
+pub const BURN_VERSION: &str = "0.22.1";

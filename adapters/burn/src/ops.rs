@@ -1,0 +1,545 @@
+//! The operations of docs/ops.md, each served through burn's public API where one exists and
+//! through the backend trait where the op is defined that way (`quantize` with `api: "backend"`).
+//!
+//! Nothing here re-implements burn's arithmetic: every number that comes back was produced by a
+//! burn function. The harness only converts between the wire tensors and burn's `TensorData`.
+
+use std::collections::HashMap;
+
+use burn_backend::Backend as BackendTrait;
+use burn_backend::ops::{FloatTensorOps, QTensorOps};
+use burn_backend::quantization::QuantizationParametersPrimitive;
+use burn_std::quantization::{
+    Calibration, QuantScheme, QuantStore, QuantValue, QuantizedBytes, ScaleDtype, pack_i8s_to_u32s,
+    params_shape, quantizable, scale_size,
+};
+use burn_std::{Bytes, DType, FloatDType, Shape, TensorData, bf16, f16};
+use burn_tensor::Tensor;
+use burn_tensor::quantization::{
+    CalibrationRange, QuantizationParameters, compute_q_params, compute_range,
+};
+use safetensors::tensor::Dtype;
+use serde_json::{Value, json};
+
+use crate::compat;
+use crate::proto::{Arr, Failure, harness};
+use crate::scheme::{float_dtype_param, scale_dtype_from_name, scale_dtype_name, scheme_from_json, value_from_name};
+
+/// One backend the harness can drive: the concrete burn backend type (for `B::quantize` and the
+/// other backend-trait calls) and the `burn_tensor::Device` that routes the public `Tensor` API to it.
+pub trait Target: 'static {
+    type B: BackendTrait;
+    /// `burn-ndarray` / `burn-flex`.
+    const NAME: &'static str;
+    /// `ndarray` / `flex` (the part of the oracle profile after the release).
+    const BACKEND: &'static str;
+    /// Float dtypes this backend can hold as tensors.
+    const FLOAT_DTYPES: &'static [&'static str];
+    fn device() -> burn_tensor::Device;
+    fn backend_device() -> <Self::B as burn_backend::BackendTypes>::Device;
+}
+
+/// Every op name of docs/ops.md this harness serves (all of them; see docs/burn-harness.md for
+/// the per-op routes and the parts that are not reachable).
+pub const OPS: &[&str] = &[
+    "round_up",
+    "encode_scales",
+    "decode_scales",
+    "compute_range",
+    "compute_q_params",
+    "quantize",
+    "quantize_dynamic",
+    "dequantize",
+    "to_bytes",
+    "from_bytes",
+    "pack_u32",
+    "unpack_u32",
+    "ternary_matmul",
+    "scheme_info",
+];
+
+pub struct Output {
+    pub values: Value,
+    pub tensors: Vec<(String, Arr)>,
+}
+
+impl Output {
+    fn tensors(tensors: Vec<(String, Arr)>) -> Self {
+        Self { values: json!({}), tensors }
+    }
+}
+
+type Inputs = HashMap<String, Arr>;
+
+// ------------------------------------------------------------------------------------------------
+// Wire tensors <-> burn TensorData
+// ------------------------------------------------------------------------------------------------
+
+fn input<'a>(inputs: &'a Inputs, name: &str) -> Result<&'a Arr, Failure> {
+    match inputs.get(name) {
+        Some(a) => Ok(a),
+        None => harness("harness.missing_input", format!("input tensor {name:?} is missing")),
+    }
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn want_dtype(a: &Arr, name: &str, dtype: Dtype) -> Result<(), Failure> {
+    if a.dtype == dtype {
+        Ok(())
+    } else {
+        harness("harness.bad_input", format!("input {name:?} must be {dtype:?}, got {:?}", a.dtype))
+    }
+}
+
+fn f32_input(inputs: &Inputs, name: &str) -> Result<(Vec<f32>, Vec<usize>), Failure> {
+    let a = input(inputs, name)?;
+    want_dtype(a, name, Dtype::F32)?;
+    Ok((f32s(&a.data), a.shape.clone()))
+}
+
+fn i8_input(inputs: &Inputs, name: &str) -> Result<(Vec<i8>, Vec<usize>), Failure> {
+    let a = input(inputs, name)?;
+    want_dtype(a, name, Dtype::I8)?;
+    Ok((a.data.iter().map(|b| *b as i8).collect(), a.shape.clone()))
+}
+
+/// A float wire tensor as burn `TensorData` of the same dtype and the given shape.
+fn float_data(a: &Arr, shape: Vec<usize>) -> Result<TensorData, Failure> {
+    Ok(match a.dtype {
+        Dtype::F32 => TensorData::new(f32s(&a.data), shape),
+        Dtype::F16 => TensorData::new(
+            a.data.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect::<Vec<_>>(),
+            shape,
+        ),
+        Dtype::BF16 => TensorData::new(
+            a.data.chunks_exact(2).map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect::<Vec<_>>(),
+            shape,
+        ),
+        other => return harness("harness.bad_input", format!("expected a float tensor, got {other:?}")),
+    })
+}
+
+fn float_dtype_of(a: &Arr) -> DType {
+    match a.dtype {
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        _ => DType::F32,
+    }
+}
+
+/// burn `TensorData` (float or integer) to a wire tensor.
+fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Failure> {
+    let shape = shape.unwrap_or_else(|| data.shape.as_slice().to_vec());
+    let bytes = data.as_bytes().to_vec();
+    let dtype = match data.dtype {
+        DType::F32 => Dtype::F32,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::I8 => Dtype::I8,
+        DType::U8 => Dtype::U8,
+        DType::U32 => Dtype::U32,
+        DType::I64 => Dtype::I64,
+        DType::F64 => {
+            // Not a protocol dtype; never produced by the ops served here.
+            let v: Vec<f32> = data.iter::<f64>().map(|x| x as f32).collect();
+            return Ok(Arr::f32(shape, &v));
+        }
+        other => return harness("harness.internal", format!("unexpected output dtype {other:?}")),
+    };
+    Ok(Arr::new(dtype, shape, bytes))
+}
+
+/// Splits quantized `TensorData` back into codes, block scales and the global scale with burn's
+/// own reader (`QuantizedBytes::into_vec_i8`), i.e. exactly what burn stored.
+fn quantized_outputs(data: TensorData) -> Result<Vec<(String, Arr)>, Failure> {
+    let DType::QFloat(scheme) = data.dtype else {
+        return harness("harness.internal", format!("expected quantized data, got {:?}", data.dtype));
+    };
+    let shape = data.shape.as_slice().to_vec();
+    let numel: usize = shape.iter().product();
+    let bytes = QuantizedBytes { bytes: data.bytes, scheme, shape: Shape::from(shape.clone()) };
+    let (codes, scales) = bytes.into_vec_i8();
+    let codes_shape = if codes.len() == numel { shape } else { vec![codes.len()] };
+    let mut out = vec![
+        ("codes".to_string(), Arr::i8(codes_shape, &codes)),
+        ("scales".to_string(), Arr::f32(vec![scales.block.len()], &scales.block)),
+    ];
+    if let Some(global) = scales.global {
+        out.push(("global".to_string(), Arr::f32(vec![1], &[global])));
+    }
+    Ok(out)
+}
+
+fn read<T>(what: &str, f: impl std::future::Future<Output = Result<T, burn_std::ExecutionError>>) -> Result<T, Failure> {
+    match burn_std::reader::read_sync(f) {
+        Ok(v) => Ok(v),
+        Err(e) => harness("harness.read_failed", format!("{what}: {e:?}")),
+    }
+}
+
+/// Runs `$body` with `$D` bound to the tensor rank as a const generic (burn's `Tensor<D>`).
+macro_rules! with_rank {
+    ($rank:expr, $D:ident, $body:block) => {
+        match $rank {
+            1 => { const $D: usize = 1; $body }
+            2 => { const $D: usize = 2; $body }
+            3 => { const $D: usize = 3; $body }
+            4 => { const $D: usize = 4; $body }
+            5 => { const $D: usize = 5; $body }
+            6 => { const $D: usize = 6; $body }
+            7 => { const $D: usize = 7; $body }
+            8 => { const $D: usize = 8; $body }
+            r => harness("harness.rank", format!("tensors of rank {r} are not served (burn's Tensor<D> needs 1 <= D; the harness instantiates D <= 8)")),
+        }
+    };
+}
+
+fn tensor<const D: usize>(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<D>, Failure> {
+    let data = float_data(a, a.shape.clone())?;
+    Ok(Tensor::<D>::from_data(data, (device, float_dtype_of(a))))
+}
+
+/// A `Tensor<1>` holding the values of `a` flattened row-major (burn's `QuantizationParameters`
+/// and `CalibrationRange` hold `Tensor<1>`s).
+fn flat_tensor(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<1>, Failure> {
+    let data = float_data(a, vec![a.numel()])?;
+    Ok(Tensor::<1>::from_data(data, (device, float_dtype_of(a))))
+}
+
+fn scheme_param(params: &Value) -> Result<QuantScheme, Failure> {
+    match params.get("scheme") {
+        Some(s) => scheme_from_json(s),
+        None => harness("harness.bad_params", "params.scheme is missing"),
+    }
+}
+
+fn scale_dtype_param(params: &Value) -> Result<ScaleDtype, Failure> {
+    match params.get("dtype").and_then(Value::as_str) {
+        Some(name) => scale_dtype_from_name(name),
+        None => harness("harness.bad_params", "params.dtype (a ScaleDtype name) is missing"),
+    }
+}
+
+fn usize_list(v: Option<&Value>, what: &str) -> Result<Vec<usize>, Failure> {
+    let Some(list) = v.and_then(Value::as_array) else {
+        return harness("harness.bad_params", format!("params.{what} must be a list of integers"));
+    };
+    list.iter()
+        .map(|d| match d.as_u64() {
+            Some(d) => Ok(d as usize),
+            None => harness("harness.bad_params", format!("params.{what} must be a list of integers")),
+        })
+        .collect()
+}
+
+/// A one-level scheme whose block grid over a `[n]` tensor has `n` entries, each of `dtype`: the
+/// layout `QuantizedBytes` gives the scale region of `n` scales, which is how the scale codec
+/// (private in burn-std) is reached.
+fn scale_region_scheme(dtype: ScaleDtype) -> QuantScheme {
+    QuantScheme::default()
+        .with_value(QuantValue::Q8S)
+        .with_store(QuantStore::Native)
+        .per_block([1u8], dtype)
+}
+
+// ------------------------------------------------------------------------------------------------
+// The ops
+// ------------------------------------------------------------------------------------------------
+
+pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    match op {
+        "round_up" => round_up(params, inputs),
+        "encode_scales" => encode_scales(params, inputs),
+        "decode_scales" => decode_scales(params, inputs),
+        "compute_range" => op_compute_range::<T>(params, inputs),
+        "compute_q_params" => op_compute_q_params::<T>(params, inputs),
+        "quantize" => quantize::<T>(params, inputs),
+        "quantize_dynamic" => quantize_dynamic::<T>(params, inputs),
+        "dequantize" => dequantize::<T>(params, inputs),
+        "to_bytes" => to_bytes(params, inputs),
+        "from_bytes" => from_bytes(params, inputs),
+        "pack_u32" => pack_u32(params, inputs),
+        "unpack_u32" => unpack_u32(params, inputs),
+        "ternary_matmul" => ternary_matmul::<T>(inputs),
+        "scheme_info" => scheme_info(params),
+        other => harness("op.unknown", format!("unknown op {other:?}")),
+    }
+}
+
+/// `scale_to_dtype` (= `ScaleDtype::round_up(..).expect(..)` in 0.22.0-pre.3) on every element.
+fn round_up(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let dtype = scale_dtype_param(params)?;
+    let (scales, shape) = f32_input(inputs, "scales")?;
+    let rounded: Vec<f32> = scales.iter().map(|&s| compat::scale_to_dtype(s, dtype)).collect();
+    Ok(Output::tensors(vec![("rounded".into(), Arr::f32(shape, &rounded))]))
+}
+
+/// The scale region `QuantizedBytes::new` writes for `n` block scales of `dtype`.
+fn encode_scales(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let dtype = scale_dtype_param(params)?;
+    let (scales, _) = f32_input(inputs, "scales")?;
+    let n = scales.len();
+    let bytes = QuantizedBytes::new(vec![0i8; n], [n], scale_region_scheme(dtype), &scales, None).bytes;
+    // The region after the n one-byte values.
+    let region = bytes[n..].to_vec();
+    Ok(Output::tensors(vec![("bytes".into(), Arr::u8(vec![region.len()], region))]))
+}
+
+/// The block scales `QuantizedBytes::into_vec_i8` reads back from a scale region of `dtype`.
+fn decode_scales(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let dtype = scale_dtype_param(params)?;
+    let region = input(inputs, "bytes")?;
+    want_dtype(region, "bytes", Dtype::U8)?;
+    let size = scale_size(dtype);
+    if region.data.len() % size != 0 {
+        return harness(
+            "harness.bad_input",
+            format!("{} bytes are not a whole number of {dtype:?} scales ({size} bytes each)", region.data.len()),
+        );
+    }
+    let n = region.data.len() / size;
+    let mut buffer = vec![0u8; n];
+    buffer.extend_from_slice(&region.data);
+    let bytes = QuantizedBytes {
+        bytes: Bytes::from_bytes_vec(buffer),
+        scheme: scale_region_scheme(dtype),
+        shape: Shape::from(vec![n]),
+    };
+    let (_, scales) = bytes.into_vec_i8();
+    Ok(Output::tensors(vec![("scales".into(), Arr::f32(vec![scales.block.len()], &scales.block))]))
+}
+
+/// `burn_tensor::quantization::compute_range` on a tensor of the backend.
+fn op_compute_range<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let calibration = match params.get("calibration").and_then(Value::as_str) {
+        Some("minmax") | None => Calibration::MinMax,
+        Some("absmean") => Calibration::AbsMean,
+        Some(other) => return harness("harness.bad_params", format!("unknown calibration {other:?}")),
+    };
+    let x = input(inputs, "x")?;
+    let device = T::device();
+    with_rank!(x.shape.len(), D, {
+        let t = tensor::<D>(x, &device)?;
+        let range = compute_range(&scheme, &t, &calibration);
+        Ok(Output::tensors(vec![
+            ("min".into(), data_to_arr(&range.min.into_data(), None)?),
+            ("max".into(), data_to_arr(&range.max.into_data(), None)?),
+        ]))
+    })
+}
+
+/// `burn_tensor::quantization::compute_q_params` on `CalibrationRange { min, max }`.
+fn op_compute_q_params<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let min = input(inputs, "min")?;
+    let max = input(inputs, "max")?;
+    let device = T::device();
+    let range = CalibrationRange { min: flat_tensor(min, &device)?, max: flat_tensor(max, &device)? };
+    let qparams = compute_q_params(&scheme, range);
+    let scales = qparams.scales.into_data();
+    // `CalibrationRange` holds `Tensor<1>`s; the scales come back in `min`'s grid shape.
+    let shape = (scales.num_elements() == min.numel()).then(|| min.shape.clone());
+    let mut out = vec![("scales".to_string(), data_to_arr(&scales, shape)?)];
+    if let Some(global) = qparams.global {
+        out.push(("global".into(), data_to_arr(&global.into_data(), None)?));
+    }
+    Ok(Output::tensors(out))
+}
+
+/// `api: "tensor"` → `Tensor::quantize` (its asserts first); `api: "backend"` → `B::quantize`.
+fn quantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let x = input(inputs, "x")?;
+    let scales = input(inputs, "scales")?;
+    let global = inputs.get("global");
+    match params.get("api").and_then(Value::as_str) {
+        Some("tensor") | None => {
+            let device = T::device();
+            with_rank!(x.shape.len(), D, {
+                let t = tensor::<D>(x, &device)?;
+                let qparams = QuantizationParameters {
+                    scales: flat_tensor(scales, &device)?,
+                    global: global.map(|g| flat_tensor(g, &device)).transpose()?,
+                };
+                let q = t.quantize(&scheme, qparams);
+                Ok(Output::tensors(quantized_outputs(q.into_data())?))
+            })
+        }
+        Some("backend") => {
+            let device = T::backend_device();
+            let t = T::B::float_from_data(float_data(x, x.shape.clone())?, &device);
+            let qparams = QuantizationParametersPrimitive::<T::B> {
+                scales: T::B::float_from_data(float_data(scales, scales.shape.clone())?, &device),
+                global: global
+                    .map(|g| float_data(g, g.shape.clone()).map(|d| T::B::float_from_data(d, &device)))
+                    .transpose()?,
+            };
+            let q = T::B::quantize(t, &scheme, qparams);
+            let data = read("q_into_data", T::B::q_into_data(q))?;
+            Ok(Output::tensors(quantized_outputs(data)?))
+        }
+        Some(other) => harness("harness.bad_params", format!("unknown api {other:?}")),
+    }
+}
+
+/// `Tensor::quantize_dynamic`.
+fn quantize_dynamic<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let x = input(inputs, "x")?;
+    let device = T::device();
+    with_rank!(x.shape.len(), D, {
+        let q = tensor::<D>(x, &device)?.quantize_dynamic(&scheme);
+        Ok(Output::tensors(quantized_outputs(q.into_data())?))
+    })
+}
+
+fn quantized_data(scheme: QuantScheme, inputs: &Inputs) -> Result<TensorData, Failure> {
+    let (codes, shape) = i8_input(inputs, "codes")?;
+    let (scales, _) = f32_input(inputs, "scales")?;
+    let global = match inputs.get("global") {
+        None => None,
+        Some(g) => {
+            want_dtype(g, "global", Dtype::F32)?;
+            match f32s(&g.data).first() {
+                Some(v) => Some(*v),
+                None => return harness("harness.bad_input", "input \"global\" is empty"),
+            }
+        }
+    };
+    Ok(TensorData::quantized(codes, shape, scheme, &scales, global))
+}
+
+/// `Tensor::from_data(TensorData::quantized(..))` then `Tensor::dequantize` (device float dtype,
+/// f32). For an f16/bf16 result the backend's `q_from_data` + `dequantize(.., dtype)` is called,
+/// which is what `Tensor::dequantize` does on a device whose float dtype is that dtype.
+fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let dtype = float_dtype_param(params, "dtype")?;
+    let rank = input(inputs, "codes")?.shape.len();
+    let data = quantized_data(scheme, inputs)?;
+    let out = if dtype == FloatDType::F32 {
+        let device = T::device();
+        with_rank!(rank, D, {
+            let q = Tensor::<D>::from_data(data, &device);
+            Ok::<_, Failure>(q.dequantize().into_data())
+        })?
+    } else {
+        let q = T::B::q_from_data(data, &T::backend_device());
+        read("float_into_data", T::B::float_into_data(T::B::dequantize(q, dtype)))?
+    };
+    Ok(Output::tensors(vec![("x".into(), data_to_arr(&out, None)?)]))
+}
+
+/// `TensorData::quantized(..).bytes`.
+fn to_bytes(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let data = quantized_data(scheme, inputs)?;
+    let bytes = data.bytes.to_vec();
+    Ok(Output::tensors(vec![("bytes".into(), Arr::u8(vec![bytes.len()], bytes))]))
+}
+
+/// `QuantizedBytes::into_vec_i8` of the bytes read as a QFloat `TensorData` of `shape`.
+fn from_bytes(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let shape = usize_list(params.get("shape"), "shape")?;
+    let bytes = input(inputs, "bytes")?;
+    want_dtype(bytes, "bytes", Dtype::U8)?;
+    let data = TensorData::from_bytes_vec(bytes.data.clone(), shape, DType::QFloat(scheme));
+    Ok(Output::tensors(quantized_outputs(data)?))
+}
+
+/// `pack_i8s_to_u32s` (8-bit values). burn 0.22.0-pre.3 has no CPU packer for 4/2-bit values.
+fn pack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let value = value_param(params)?;
+    let (codes, _) = i8_input(inputs, "codes")?;
+    if value.size_bits() != 8 {
+        return harness(
+            "harness.unreachable",
+            format!("burn's CPU crates have no packer for {value:?} (pack_i8s_to_u32s takes 8-bit values; the 4/2-bit pack_q is a GPU kernel)"),
+        );
+    }
+    let words = pack_i8s_to_u32s(codes);
+    Ok(Output::tensors(vec![("words".into(), Arr::u32(vec![words.len()], &words))]))
+}
+
+/// `QuantizedBytes::into_vec_i8` of the words under `PackedU32(0)`: that reaches the crate-private
+/// `unpack_q_to_i8s` for 4/2-bit values; 8-bit values are read back byte by byte.
+fn unpack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let value = value_param(params)?;
+    let numel = match params.get("numel").and_then(Value::as_u64) {
+        Some(n) => n as usize,
+        None => return harness("harness.bad_params", "params.numel is missing"),
+    };
+    let words = input(inputs, "words")?;
+    want_dtype(words, "words", Dtype::U32)?;
+    // Per-tensor F32 scheme: the words, then the 4-byte scale region.
+    let scheme = QuantScheme::default().with_value(value).with_store(QuantStore::PackedU32(0));
+    let mut buffer = words.data.clone();
+    buffer.extend_from_slice(&1.0f32.to_le_bytes());
+    let bytes = QuantizedBytes { bytes: Bytes::from_bytes_vec(buffer), scheme, shape: Shape::from(vec![numel]) };
+    let (codes, _) = bytes.into_vec_i8();
+    Ok(Output::tensors(vec![("codes".into(), Arr::i8(vec![codes.len()], &codes))]))
+}
+
+fn value_param(params: &Value) -> Result<QuantValue, Failure> {
+    match params.get("value").and_then(Value::as_str) {
+        Some(name) => value_from_name(name),
+        None => harness("harness.bad_params", "params.value is missing"),
+    }
+}
+
+/// `lhs.matmul(rhs)` with `rhs` a per-tensor Q2S Native QFloat tensor. The only public way to make
+/// such a tensor on ndarray is to quantize (ndarray's `q_from_data` refuses Q2S), so `rhs` is
+/// `Tensor::quantize(codes * scale, Q2S, scales = [scale])`, which gives back exactly the codes for
+/// a finite non-zero scale (x / s = ±1 or 0). For lhs rank D > 2, rhs is unsqueezed to rank D,
+/// since burn's `matmul` takes two tensors of the same rank.
+fn ternary_matmul<T: Target>(inputs: &Inputs) -> Result<Output, Failure> {
+    let lhs = input(inputs, "lhs")?;
+    let (codes, rhs_shape) = i8_input(inputs, "rhs_codes")?;
+    let (scale, _) = f32_input(inputs, "rhs_scale")?;
+    let Some(&scale) = scale.first() else {
+        return harness("harness.bad_input", "input \"rhs_scale\" is empty");
+    };
+    if rhs_shape.len() != 2 {
+        return harness("harness.bad_input", format!("rhs_codes must be [K, N], got {rhs_shape:?}"));
+    }
+    if lhs.shape.len() < 2 {
+        return harness("harness.bad_input", "lhs must have rank >= 2 (burn's matmul takes same-rank tensors)");
+    }
+    let device = T::device();
+    let scheme = QuantScheme::default().with_value(QuantValue::Q2S).with_store(QuantStore::Native);
+    let rhs_values: Vec<f32> = codes.iter().map(|&c| c as f32 * scale).collect();
+    let rhs = Tensor::<2>::from_data(TensorData::new(rhs_values, rhs_shape), (&device, DType::F32));
+    let qparams = QuantizationParameters {
+        scales: Tensor::<1>::from_data(TensorData::new(vec![scale], [1]), (&device, DType::F32)),
+        global: None,
+    };
+    let rhs = rhs.quantize(&scheme, qparams);
+    with_rank!(lhs.shape.len(), D, {
+        let a = tensor::<D>(lhs, &device)?;
+        let out = a.matmul(rhs.unsqueeze::<D>());
+        Ok(Output::tensors(vec![("out".into(), data_to_arr(&out.into_data(), None)?)]))
+    })
+}
+
+/// `QuantScheme` methods, `quantizable` and `params_shape`.
+fn scheme_info(params: &Value) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let shape = usize_list(params.get("shape"), "shape")?;
+    let block = scheme.block_size();
+    let values = json!({
+        "debug": format!("{scheme:?}"),
+        "block_size": block.map(|b| b.to_vec()).unwrap_or_default(),
+        "num_levels": scheme.num_levels(),
+        "scale_dtype": scale_dtype_name(scheme.scale_dtype()),
+        "tensor_scale": scheme.tensor_scale().map(scale_dtype_name),
+        "quantizable": quantizable(&scheme),
+        "num_blocks": block.map(|b| b.num_blocks(&shape)),
+        "params_shape": params_shape(&Shape::from(shape.clone()), &scheme).as_slice().to_vec(),
+    });
+    Ok(Output { values, tensors: vec![] })
+}
