@@ -89,7 +89,7 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
     bad = [v for v in report["verdicts"] if v["status"] == FAILED]
     for v in bad[:failures]:
         lines += ["", f"FAILED ({v['kind']}) " + v["message"]]
-    if len(bad) > failures:
+    if failures and len(bad) > failures:
         lines.append(f"... and {len(bad) - failures} more failures (see the JSON report)")
     lines += ["", *_table("op", s["by_op"])]
     if cells and s["by_cell"]:

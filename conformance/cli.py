@@ -1,0 +1,276 @@
+"""``qconform``: run a backend against the golden vectors, serve a backend over HTTP, render reports,
+explain and reproduce vectors. ``run`` is the pytest plugin driven for you (same items, same verdicts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="qconform", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="judge a backend against a suite (extra pytest args after --)")
+    _backend_args(p)
+    p.add_argument("--expectations", metavar="TOML")
+    p.add_argument("--report", metavar="JSON", help="write the full results as JSON")
+    p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
+    p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
+    p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
+    p.add_argument("--no-diagnose", action="store_true")
+    p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
+
+    p = sub.add_parser("serve", help="expose a backend over HTTP (loopback by default)")
+    p.add_argument("--backend", required=True, metavar="SPEC")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--timeout", type=float, default=30.0)
+
+    p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
+    p.add_argument("report")
+    p.add_argument("--html", metavar="OUT")
+
+    p = sub.add_parser("explain", help="show one vector: inputs, expected outputs, intermediates")
+    p.add_argument("vector", metavar="ID_OR_ALIAS")
+    p.add_argument("--vectors", metavar="DIR")
+    p.add_argument("--profile", help="only this profile's expectation")
+
+    p = sub.add_parser("repro", help="write a one-vector suite and the command that reproduces a failure")
+    p.add_argument("vector", metavar="ID_OR_ALIAS")
+    _backend_args(p)
+    p.add_argument("--out", metavar="DIR", help="where to write the suite (default ./qconform-repro/ID)")
+
+    sub.add_parser("profiles", help="list the oracle's profiles (and the mutants)")
+    for name in ("generate", "coverage", "mutants"):
+        p = sub.add_parser(name, help=f"conformance.{name} (see its --help)", add_help=False)
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    args = ap.parse_args(argv)
+    return COMMANDS[args.command](args)
+
+
+def _backend_args(p):
+    p.add_argument("--backend", required=True, metavar="SPEC",
+                   help="oracle[:PROFILE] | python:mod:attr | subprocess:CMD | http://HOST:PORT | mutant:NAME")
+    p.add_argument("--profile", help="judge against this profile instead of the one the backend claims")
+    p.add_argument("--vectors", metavar="DIR", help="suite folder (default $QCONFORM_VECTORS or vectors/core)")
+
+
+# ---- run ------------------------------------------------------------------------------------------------
+
+class _Progress:
+    """A pytest plugin that shows a progress bar (rich, on a terminal) and keeps the final report."""
+
+    def __init__(self):
+        self.bar = self.task = None
+        self.final = None
+
+    def pytest_collection_finish(self, session):
+        if sys.stderr.isatty():
+            try:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+            except ImportError:
+                return
+            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("vectors", total=len(session.items))
+
+    def pytest_runtest_logreport(self, report):
+        if self.bar is not None and report.when == "teardown":
+            self.bar.advance(self.task)
+
+    def pytest_sessionfinish(self, session):
+        if self.bar is not None:
+            self.bar.stop()
+
+    def pytest_unconfigure(self, config):
+        qc = config.pluginmanager.get_plugin("qconform-session")
+        self.final = getattr(qc, "final", None)
+
+
+def cmd_run(args) -> int:
+    import pytest
+
+    argv = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-p", "no:terminal",
+            "-p", "no:cacheprovider"] if not args.pytest_args else \
+        ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-q"]
+    for flag, value in (("--qc-profile", args.profile), ("--qc-vectors", args.vectors),
+                        ("--qc-expectations", args.expectations), ("--qc-report", args.report)):
+        if value:
+            argv += [flag, value]
+    argv += [f for f, on in (("--qc-strict", args.strict), ("--qc-strict-messages", args.strict_messages),
+                             ("--qc-no-diagnose", args.no_diagnose)) if on]
+    progress = _Progress()
+    code = pytest.main(argv + list(args.pytest_args), plugins=[progress])
+    if progress.final is None:
+        return int(code) or 3
+    if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
+        from . import report as rep
+        print(rep.format_text(progress.final))
+    return int(code)
+
+
+# ---- serve / report / profiles ----------------------------------------------------------------------------
+
+def cmd_serve(args) -> int:
+    from .backends import open_backend
+    from .backends.server import serve
+    backend = open_backend(args.backend, timeout=args.timeout)
+    h = backend.hello
+    print(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/",
+          file=sys.stderr)
+    try:
+        serve(backend, args.host, args.port)
+    finally:
+        backend.close()
+    return 0
+
+
+def cmd_report(args) -> int:
+    from . import report as rep
+    report = rep.load(args.report)
+    print(rep.format_text(report))
+    if args.html:
+        from .report.html import render
+        Path(args.html).write_text(render(report))
+        print(f"wrote {args.html}")
+    return 1 if rep.failed(report) else 0
+
+
+def cmd_profiles(args) -> int:
+    import oracle
+    for name, desc in oracle.profiles().items():
+        mark = " (default)" if name == oracle.DEFAULT_PROFILE else ""
+        print(f"{name}{mark}\n    {desc}")
+    try:
+        from .mutants import MUTANTS
+    except ImportError:
+        return 0
+    print("\nmutants (deliberately wrong variants, --backend mutant:NAME):")
+    for name, m in sorted(MUTANTS.items()):
+        print(f"  {name:<28} {m.description}  [base {m.base}]")
+    return 0
+
+
+def cmd_delegate(args) -> int:
+    """generate / coverage / mutants live in their own modules (other owners); import them lazily."""
+    try:
+        module = importlib.import_module(f"conformance.{args.command}")
+    except ImportError as e:
+        print(f"qconform {args.command}: conformance.{args.command} is not available ({e})", file=sys.stderr)
+        return 2
+    entry = getattr(module, "main", None)
+    if entry is None:
+        print(f"qconform {args.command}: conformance.{args.command} has no main(argv)", file=sys.stderr)
+        return 2
+    return int(entry(args.rest) or 0)
+
+
+# ---- explain / repro ------------------------------------------------------------------------------------
+
+def _suite(path):
+    from .vectors import default_suite_path, load_suite
+    return load_suite(path or default_suite_path())
+
+
+def _tensor_lines(name: str, a: np.ndarray, indent: str = "    ") -> list[str]:
+    from . import tensorio
+    from .compare import FLOAT_FIELDS, fields
+    kind = tensorio.dtype_name(a)
+    lines = [f"{indent}{name}: {kind}{list(a.shape)}"]
+    body = np.array2string(a.astype(np.float32) if kind == "BF16" else a, threshold=64, max_line_width=100,
+                           floatmode="unique")
+    lines += [indent + "  " + line for line in body.splitlines()]
+    if kind in FLOAT_FIELDS and a.size:
+        flat, raw = a.reshape(-1), tensorio.bits(np.ascontiguousarray(a)).reshape(-1)
+        shown = ", ".join(f"{float(flat[i])!r}={fields(int(raw[i]), FLOAT_FIELDS[kind])}"
+                          for i in range(min(4, a.size)))
+        lines.append(f"{indent}  bits (s|exp|man): {shown}{' ...' if a.size > 4 else ''}")
+    return lines
+
+
+def explain_text(vector, profile: str | None = None) -> str:
+    from .compare import scheme_text
+    out = [f"{vector.alias}  [{vector.id}]", f"  op      {vector.op}  ({scheme_text(vector.params)})",
+           f"  params  {json.dumps(vector.params)}"]
+    if vector.tags:
+        out.append(f"  tags    {', '.join(vector.tags)}")
+    if vector.spec:
+        out.append(f"  spec    {', '.join(vector.spec)}")
+    if vector.reason:
+        out.append(f"  reason  {vector.reason}")
+    out.append("  inputs")
+    for name, a in vector.inputs.items():
+        out += _tensor_lines(name, a)
+    for p, e in vector.expected.items():
+        if profile and p != profile:
+            continue
+        out.append(f"  expected under {p}")
+        if e.error is not None:
+            out.append(f"    error {e.error['code']}: {e.error['message']!r}")
+            continue
+        for name, a in e.outputs.items():
+            out += _tensor_lines(name, a)
+        out += [f"    {k} = {json.dumps(v)}" for k, v in e.values.items()]
+        out += [f"    compare {k}: {json.dumps(c)}" for k, c in e.compare.items()]
+        if e.intermediates:
+            out.append("    intermediates (diagnosis only)")
+            for name, a in e.intermediates.items():
+                out += _tensor_lines(name, a, "      ")
+    return "\n".join(out)
+
+
+def cmd_explain(args) -> int:
+    suite = _suite(args.vectors)
+    try:
+        vector = suite.get(args.vector)
+    except KeyError as e:
+        print(e.args[0], file=sys.stderr)
+        return 2
+    print(explain_text(vector, args.profile))
+    return 0
+
+
+def cmd_repro(args) -> int:
+    from .runner import Runner, RunnerError
+    from .vectors import write_suite
+    suite = _suite(args.vectors)
+    try:
+        vector = suite.get(args.vector)
+    except KeyError as e:
+        print(e.args[0], file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("qconform-repro") / vector.id)
+    write_suite(out, [vector.to_spec()], suite=f"repro-{vector.id}", profiles=suite.profiles,
+                suite_version=str(suite.manifest.get("suite_version", "")),
+                oracle_version=str(suite.manifest.get("oracle_version", "")))
+    try:
+        runner = Runner(suite, args.backend, profile=args.profile).start()
+        verdict = runner.run_vector(vector)
+        runner.close()
+    except RunnerError as e:
+        print(e, file=sys.stderr)
+        return 3
+    print(verdict.message or f"{vector.alias}: {verdict.status}")
+    cmd = ["qconform", "run", "--backend", args.backend, "--vectors", str(out)]
+    if args.profile:
+        cmd += ["--profile", args.profile]
+    print(f"\nwrote {out}/ (one vector); reproduce with:\n  {shlex.join(cmd)}")
+    return 1 if verdict.status == "failed" else 0
+
+
+COMMANDS = {"run": cmd_run, "serve": cmd_serve, "report": cmd_report, "explain": cmd_explain,
+            "repro": cmd_repro, "profiles": cmd_profiles, "generate": cmd_delegate, "coverage": cmd_delegate,
+            "mutants": cmd_delegate}
+
+if __name__ == "__main__":
+    sys.exit(main())
