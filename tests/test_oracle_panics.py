@@ -1,0 +1,184 @@
+"""Every panic of spec §8 the oracle models: code and exact message, written out by hand from burn's source."""
+
+import numpy as np
+import pytest
+
+import oracle as o
+from oracle import QuantScheme, QuantValue, ScaleDtype
+
+NDARRAY = "burn-0.22.0-pre.3/ndarray"
+FLEX = "burn-0.22.0-pre.3/flex"
+CUBECL = "burn-0.22.0-pre.3/cubecl"
+Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
+Q8S_TEXT = "QuantScheme { value: Q8S, store: Native, mode: Symmetric, tensor: None, block: None }"
+TWO_LEVEL = Q8S.per_block([4], ScaleDtype.UE4M3).per_tensor(ScaleDtype.F32)
+TWO_LEVEL_TEXT = ("QuantScheme { value: Q8S, store: Native, mode: Symmetric, tensor: Some(F32), block: "
+                  "Some(BlockScale { size: BlockSize([4]), dtype: UE4M3 }) }")
+X4 = np.array([-1.8, -1.0, 0.0, 0.5], np.float32)
+X8 = np.arange(8, dtype=np.float32)
+ONE = np.array([1.0], np.float32)
+
+
+def raises(code: str, message: str, fn, *args, **kwargs) -> None:
+    with pytest.raises(o.BurnPanic) as err:
+        fn(*args, **kwargs)
+    assert (err.value.code, err.value.message) == (code, message)
+    assert o.classify_panic(message) == code or o.CATALOGUE[code].template == o.CATALOGUE[
+        o.classify_panic(message)].template
+
+
+@pytest.mark.parametrize("profile", [NDARRAY, FLEX])
+def test_seed_case_per_tensor_scale_without_two_level(profile):
+    raises("quantize.global_without_two_level", "a per-tensor scale should come with a two-level scheme",
+           o.quantize, X4, Q8S, np.array([0.1], np.float32), ONE, profile=profile)
+
+
+def test_two_level_without_global_on_ndarray():
+    raises("quantize.two_level_without_global", "a two-level scheme should have a per-tensor scale",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), profile=NDARRAY)
+
+
+def test_two_level_without_global_on_flex_is_caught_by_the_qtensor():
+    flex_text = TWO_LEVEL_TEXT  # already Native
+    raises("flex.global_mismatch",
+           f"assertion `left == right` failed: {flex_text} does not match a per-tensor scale of None\n"
+           "  left: true\n right: false",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), profile=FLEX)
+
+
+def test_tensor_quantize_asserts_first():
+    raises("tensor.global_mismatch",
+           f"assertion `left == right` failed: {TWO_LEVEL_TEXT} does not match a per-tensor scale of None\n"
+           "  left: true\n right: false",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), checked=True)
+    raises("tensor.global_not_one",
+           "assertion `left == right` failed: the per-tensor scale must have exactly one element, got [2]\n"
+           "  left: 2\n right: 1",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(2, np.float32), checked=True)
+    raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(1, np.float16), checked=True)
+    raises("tensor.global_not_f32",
+           "assertion `left == right` failed: the per-tensor scale must be an f32 tensor, got F16\n"
+           "  left: F16\n right: F32",
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(1, np.float16), checked=True,
+           profile=FLEX)
+
+
+def test_tensor_quantize_global_for_one_level_scheme_is_matched_by_pattern():
+    with pytest.raises(o.BurnPanic) as err:
+        o.quantize(X4, Q8S, np.array([0.1], np.float32), ONE, checked=True)
+    assert err.value.code == "tensor.global_mismatch"
+    import re
+    burn_text = (f"assertion `left == right` failed: {Q8S_TEXT} does not match a per-tensor scale of "
+                 "Some(Tensor {\n  data:\n[1.0],\n  shape:  [1],\n  device:  Cpu,\n  backend:  \"ndarray\",\n"
+                 "  kind:  \"Float\",\n  dtype:  \"f32\",\n})\n  left: false\n right: true")
+    assert re.fullmatch(err.value.pattern, burn_text, re.DOTALL)
+
+
+def test_ndarray_unsupported_scheme():
+    for scheme in (QuantScheme.default(), Q8S.with_value(QuantValue.Q4S), Q8S.with_value(QuantValue.E4M3),
+                   Q8S.with_value(QuantValue.Q2S).per_block([4], ScaleDtype.F32)):
+        raises("ndarray.unsupported_scheme", f"not implemented: Quantization not supported for scheme {scheme.debug()}",
+               o.quantize_dynamic, X8, scheme)
+
+
+def test_q2s_per_tensor_is_supported_on_ndarray():
+    assert o.quantize_dynamic(X4, Q8S.with_value(QuantValue.Q2S)).codes.tolist() == [-1, -1, 0, 0]
+
+
+def test_ue8m0_scales_before_0_22():
+    raises("scale.ue8m0", "UE8M0 scales are not yet supported",
+           o.quantize_dynamic, X8, Q8S.per_tensor(ScaleDtype.UE8M0))
+    raises("bytes.ue8m0", "not implemented: UE8M0 scales are not yet supported",
+           o.encode_scales, ONE, ScaleDtype.UE8M0)
+
+
+def test_block_count_mismatch_on_ndarray_and_flex():
+    scheme = Q8S.per_block([4], ScaleDtype.F32)
+    raises("ndarray.block_count",
+           "assertion `left == right` failed: Invalid per-block quantization: 3 blocks for a Shape { dims: [8] } "
+           "tensor with BlockSize([4]) blocks\n  left: 2\n right: 3",
+           o.quantize, X8, scheme, np.ones(3, np.float32))
+    raises("scale.index_out_of_bounds", "index out of bounds: the len is 1 but the index is 1",
+           o.quantize, X8, scheme, np.ones(1, np.float32), profile=FLEX)
+    assert o.quantize(X8, scheme, np.ones(3, np.float32), profile=FLEX).scales.size == 3  # extra scales kept
+
+
+def test_calibration_panics():
+    raises("range.block_not_divisible", "Tensor Shape { dims: [2, 6] } must be evenly divisible by block size [1, 4]",
+           o.quantize_dynamic, np.zeros((2, 6), np.float32), Q8S.per_block([4], ScaleDtype.F32))
+    raises("range.absmean_two_level",
+           "AbsMean calibration has no two-level form: BitNet's gamma is a mean over the whole tensor or block, "
+           "which a per-tensor scale cannot decompose",
+           o.compute_range, X8, TWO_LEVEL, "absmean")
+    raises("range.empty_ndarray", "Cannot compute min of empty tensor",
+           o.quantize_dynamic, np.zeros(0, np.float32), Q8S)
+    raises("range.empty_flex", "min: cannot reduce an empty tensor",
+           o.quantize_dynamic, np.zeros(0, np.float32), Q8S, profile=FLEX)
+
+
+@pytest.mark.parametrize("dtype", [ScaleDtype.F32, ScaleDtype.BF16])
+def test_two_level_block_dtype_too_wide(dtype):
+    raises("qparams.block_dtype_too_wide",
+           f"block scales in {dtype.name} reach f32's range, which a per-tensor scale cannot absorb",
+           o.quantize_dynamic, X8, Q8S.per_block([4], dtype).per_tensor(ScaleDtype.F32))
+
+
+def test_two_level_f16_global_fails_when_bytes_are_written():
+    scheme = Q8S.per_block([4], ScaleDtype.F16).per_tensor(ScaleDtype.F16)
+    raises("bytes.global_not_f32",
+           f"assertion `left == right` failed: a two-level scheme stores its per-tensor scale as f32, got "
+           f"{scheme.debug()}\n  left: F16\n right: F32",
+           o.quantize, X8, scheme, np.ones(2, np.float32), ONE)
+
+
+def test_byte_layout_panics():
+    raises("bytes.global_missing", f"{TWO_LEVEL_TEXT} requires a per-tensor scale",
+           o.to_bytes, np.zeros(8, np.int8), np.ones(2, np.float32), None, TWO_LEVEL)
+    raises("bytes.global_unexpected", f"{Q8S_TEXT} does not take a per-tensor scale",
+           o.to_bytes, np.zeros(4, np.int8), ONE, ONE, Q8S)
+    raises("bytes.too_short", "quantized tensor data is shorter than its scheme's parameters",
+           o.from_bytes, np.zeros(3, np.uint8), (4,), Q8S)
+    raises("bytes.packed_dim",
+           "assertion `left == right` failed: Packing must be on innermost dimension for splitting off values\n"
+           "  left: 1\n right: 0",
+           o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_store(o.QuantStore.packed_u32(1)))
+    raises("bytes.unsupported_store", "not implemented: Not yet supported",
+           o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_value(QuantValue.E2M1).with_store(
+               o.QuantStore.packed_native(0)))
+    raises("data.shape_mismatch",
+           "assertion `left == right` failed: Shape Shape { dims: [4] } is invalid for input of size 3\n"
+           "  left: 4\n right: 3",
+           o.to_bytes, np.zeros(3, np.int8), ONE, None, Q8S, (4,))
+
+
+def test_ndarray_from_data_rejects_sub_byte_values():
+    scheme = Q8S.with_value(QuantValue.Q2S)
+    raises("ndarray.from_data_scheme", f"not implemented: from_data not supported for scheme {scheme.debug()}",
+           o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, scheme))
+
+
+def test_ndarray_has_no_f16_tensors():
+    raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16",
+           o.quantize_dynamic, X8.astype(np.float16), Q8S)
+    qt = o.quantize_dynamic(X4, Q8S)
+    raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16", o.dequantize, qt, "f16")
+
+
+def test_gpu_storage_panics():
+    packed = QuantScheme.default()
+    raises("cubecl.packed_last_dim", "Can't store in u32",
+           o.quantize_dynamic, np.zeros((3, 2), np.float32), packed, profile=CUBECL)
+    raises("cubecl.native_sub_byte", "Can't store native sub-byte values",
+           o.quantize_dynamic, X8, Q8S.with_value(QuantValue.Q4S), profile=CUBECL)
+    raises("cubecl.native_packing", "Q8S doesn't support native packing",
+           o.quantize_dynamic, X8, Q8S.with_store(o.QuantStore.packed_native(0)), profile=CUBECL)
+    raises("cubecl.block_divisibility", "Block size must be divisible by 16, got block_size=8",
+           o.quantize_dynamic, np.zeros(16, np.float32),
+           packed.with_value(QuantValue.Q2S).per_block([8], ScaleDtype.F32), profile=CUBECL)
+    raises("cubecl.scale_bindings", "a scheme with 1 scale level(s) takes as many scale bindings, but 2 were provided",
+           o.quantize, X4, Q8S, np.array([0.1], np.float32), ONE, profile=CUBECL)
+
+
+def test_classify_panic_unknown_text():
+    assert o.classify_panic("something else entirely") is None
