@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds every burn harness binary in release mode and prints their paths, one per line, on stdout
+# (cargo's own output goes to stderr).
+#
+#   adapters/burn/build.sh            # all releases: 0.22.0-pre.3 and 0.22.1
+#   adapters/burn/build.sh pre3       # only burn 0.22.0-pre.3 (ndarray, flex)
+#   adapters/burn/build.sh 0.22.1     # only burn 0.22.1 (ndarray, flex)
+#
+# The target dir lives outside the clone so CI can cache it: $CARGO_TARGET_DIR, default
+# ~/.cache/qconform/cargo-target. Needs only cargo (from rustup) and access to crates.io;
+# --locked keeps the committed Cargo.lock files authoritative.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/qconform/cargo-target}"
+
+if [ "$#" -eq 0 ]; then
+    set -- pre3 0.22.1
+fi
+
+paths=()
+for release in "$@"; do
+    case "$release" in
+        pre3 | 0.22.0-pre.3)
+            manifest="$here/Cargo.toml"
+            bins=(qconform-burn-pre3-ndarray qconform-burn-pre3-flex)
+            ;;
+        0.22.1 | 0_22_1)
+            manifest="$here/v0_22_1/Cargo.toml"
+            bins=(qconform-burn-0_22_1-ndarray qconform-burn-0_22_1-flex)
+            ;;
+        *)
+            echo "build.sh: unknown release '$release' (pre3 | 0.22.1)" >&2
+            exit 2
+            ;;
+    esac
+    start=$(date +%s)
+    cargo build --release --locked --manifest-path "$manifest" --bins >&2
+    echo "build.sh: burn $release built in $(($(date +%s) - start)) s" >&2
+    for bin in "${bins[@]}"; do
+        paths+=("$CARGO_TARGET_DIR/release/$bin")
+    done
+done
+
+for path in "${paths[@]}"; do
+    test -x "$path" || { echo "build.sh: missing $path" >&2; exit 1; }
+    echo "$path"
+done
