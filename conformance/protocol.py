@@ -103,7 +103,9 @@ def frame(blob: bytes) -> bytes:
 def frame_length(prefix: bytes) -> int:
     (n,) = struct.unpack("<I", prefix)
     if n > MAX_FRAME:
-        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}")
+        hint = " (text on stdout? it carries frames only: log to stderr)" if prefix.isascii() and \
+            bytes(prefix).decode().isprintable() else ""
+        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}{hint}")
     return n
 
 

@@ -57,7 +57,7 @@ class PythonBackend:
 
 
 def python_backend(target: str) -> PythonBackend:
-    """``module:attribute`` -> PythonBackend; a callable without hello/run is called as a factory."""
+    """``module:attribute`` -> PythonBackend; a class, or a callable without hello/run, is called first."""
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise BackendStartError(f"python backend spec {target!r} must be 'module:attribute'")
@@ -67,6 +67,6 @@ def python_backend(target: str) -> PythonBackend:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as e:
         raise BackendStartError(f"python backend {target!r}: {e}") from None
-    if not (hasattr(obj, "hello") and hasattr(obj, "run")) and callable(obj):
-        obj = obj()
+    if isinstance(obj, type) or (not (hasattr(obj, "hello") and hasattr(obj, "run")) and callable(obj)):
+        obj = obj()  # a class or a factory
     return PythonBackend(obj, f"python:{target}")

@@ -45,6 +45,13 @@ class LookupBackend:
         return outcome.outputs | outcome.values
 
 
+def from_env():
+    """Factory for `python:lookup_backend:from_env` (settings from QC_TEST_* environment variables)."""
+    faults = [f for f in os.environ.get("QC_TEST_FAULTS", "").split(",") if f]
+    return LookupBackend(os.environ["QC_TEST_SUITE"], os.environ.get("QC_TEST_CLAIM", "test/a"),
+                         os.environ.get("QC_TEST_ANSWER"), faults)
+
+
 def answer(v, profile, fault):
     e = v.expected[profile]
     if e.error is not None:

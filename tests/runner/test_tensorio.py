@@ -26,7 +26,7 @@ def test_roundtrip_keeps_every_bit_of_every_dtype():
 
 def test_bf16_blob_is_standard_safetensors():
     blob = tensorio.encode({"x": np.array([1.0, 2.0], ml_dtypes.bfloat16)})
-    (name, entry), = safetensors.deserialize(blob)
+    ((_, entry),) = safetensors.deserialize(blob)
     assert entry["dtype"] == "BF16" and bytes(entry["data"]) == bytes([0x80, 0x3F, 0x00, 0x40])
 
 
