@@ -25,7 +25,7 @@ from .calibration import compute_range
 from .errors import BurnPanic, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
-from .rounding import ROUNDERS, dtype_name
+from .rounding import ROUNDERS, add_signed_almost_half, dtype_name
 from .scales import effective_guard, stored_scales
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, list_debug, shape_debug
 from .support import check_quantize
@@ -106,8 +106,11 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
 
 
 def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
-    """``clamp(round(v), a, b)`` then the stored code, with the profile's NaN rule (§5.2-5.4)."""
+    """``clamp(round(v), a, b)`` then the stored code, with the profile's NaN rule (§5.2-5.4). ``v`` is a
+    temporary the caller hands over: the common path works in place."""
     a, b = scheme.value.range()
+    if profile.clamp == "after_round" and not scheme.value.is_float and not profile.saturate_codes_to_i8:
+        return _encode_int(v, a, b, profile)
     if profile.clamp == "before_round":
         v = np.clip(v, a, b)
     r = ROUNDERS[profile.tie](v)
@@ -115,9 +118,23 @@ def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
         r = np.clip(r, np.float32(a), np.float32(b))
     elif profile.clamp == "none":  # a mutant: out-of-range codes wrap like an integer cast would
         r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
-    if np.isnan(r.max(initial=0.0) if r.size else 0.0):
+    if r.size and np.isnan(r.max()):
         r = _nan_codes(r, b, profile)
     return _store(r, scheme, profile)
+
+
+def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
+    """Integer codes in place: ties away are ``trunc(v + copysign(0.49999997, v))`` with the ``trunc`` folded
+    into the int8 cast (which truncates toward zero) — exact because the clamp bounds are integers, so
+    truncating and clamping commute."""
+    if profile.tie == "away":
+        add_signed_almost_half(v)
+    else:
+        np.rint(v, out=v)
+    np.clip(v, np.float32(a), np.float32(b), out=v)
+    if v.size and np.isnan(v.max()):
+        v = _nan_codes(v, b, profile)
+    return v.astype(np.int8)
 
 
 def _nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:
@@ -182,20 +199,43 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
             raise panic("scale.index_out_of_bounds", len=0, index=0)
         if profile.backend == "ndarray":
             stored = stored[:1]
-        codes = encode(_divide(x32, effective_guard(stored[0], profile), profile), scheme, profile)
+        codes = _chunked(lambda xc, e: encode(_divide(xc, e, profile), scheme, profile),
+                         x32, effective_guard(stored[0], profile))
         return _finish(codes, scheme, stored, None, profile)
     if scheme.global_scale_dtype() is not None and glob is None and profile.backend == "ndarray":
         raise panic("quantize.two_level_without_global")
     layout = BlockLayout(x.shape, scheme.block_size())
     _check_block_count(layout, stored, x.shape, scheme, profile)
     multiplier = np.float32(1.0) if glob is None else glob[0]
-    per_block = _per_element(stored, layout, x.shape, scheme, profile)
+    per = _per_element(stored, layout, scheme, profile)
     if profile.two_level_division == "sequential" and glob is not None:
-        v = _divide(_divide(x32, effective_guard(per_block, profile), profile), multiplier, profile)
+        def step(xc, pc):
+            return encode(_divide(_divide(xc, effective_guard(pc, profile), profile), multiplier, profile),
+                          scheme, profile)
+        codes = _chunked(step, layout.element_view(x32), per)
     else:
-        v = _divide(layout.element_view(x32), effective_guard(multiplier * per_block, profile), profile)
-    codes = encode(v, scheme, profile).reshape(x.shape)
-    return _finish(codes, scheme, stored, glob, profile)
+        codes = _chunked(lambda xc, ec: encode(_divide(xc, ec, profile), scheme, profile),
+                         layout.element_view(x32), effective_guard(multiplier * per, profile))
+    return _finish(codes.reshape(x.shape), scheme, stored, glob, profile)
+
+
+_CHUNK = 1 << 16  # elements per step: every temporary of the pipeline stays in the L2 cache
+
+
+def _chunked(fn, xv: np.ndarray, aux: np.ndarray) -> np.ndarray:
+    """``fn(xv, aux)`` computed over slices of axis 0, ``aux`` sliced alongside where it is not broadcast.
+    Elementwise work gives the same bits in any slicing; the slicing only keeps temporaries cache-sized."""
+    n0 = xv.shape[0] if xv.ndim else 1
+    if xv.size <= _CHUNK or n0 == 1:
+        return fn(xv, aux)
+    aux = np.asarray(aux)
+    sliced = aux.ndim == xv.ndim and aux.shape[0] == n0
+    out = np.empty(xv.shape, np.int8)
+    rows = max(1, _CHUNK * n0 // xv.size)
+    for start in range(0, n0, rows):
+        part = slice(start, start + rows)
+        out[part] = fn(xv[part], aux[part] if sliced else aux)
+    return out
 
 
 def _divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
@@ -205,11 +245,11 @@ def _divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
         return x / e
 
 
-def _per_element(stored: np.ndarray, layout: BlockLayout, shape, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+def _per_element(stored: np.ndarray, layout: BlockLayout, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """The block scales, broadcastable against ``layout.element_view(x)``."""
     grid = stored[: layout.num_blocks()]
     if profile.block_layout == "flat":
-        return flat_chunk_per_element(grid, shape, scheme.block_size()).reshape(layout.element_view(
-            np.empty(shape, dtype=np.int8)).shape if layout.divides() else shape)
+        return layout.element_view(flat_chunk_per_element(grid, layout.shape, scheme.block_size()))
     return layout.per_element(grid)
 
 
@@ -268,7 +308,7 @@ def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
     size = scheme.block_size()
     layout = BlockLayout(x.shape, size) if size is not None else None
-    per = stored[:1] if layout is None else _per_element(stored, layout, x.shape, scheme, profile)
+    per = stored[:1] if layout is None else _per_element(stored, layout, scheme, profile)
     xv = x if layout is None else layout.element_view(x)
     if glob is None:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
