@@ -52,6 +52,9 @@ class Profile:
     """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
     bf16_grid_from_f16: bool = False
     """Mutant only: BF16 scales rounded on the F16 grid."""
+    clamp_min_ignores_nan: bool = False
+    """``float_clamp_min`` of a NaN: flex computes ``x.max(min)`` (Rust's ``f32::max`` returns the non-NaN
+    operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray keeps the NaN."""
     normalized_cast_back: bool = True
     """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
     block_layout: str = "nd"
@@ -103,6 +106,7 @@ _FLEX = Profile(
     saturate_codes_to_i8=True,
     zero_scale="min_positive",
     stores_validated_scales=True,
+    clamp_min_ignores_nan=True,
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
     stores_as_native=True,

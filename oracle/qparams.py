@@ -43,7 +43,8 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         peak = np.max(s32) if s32.size else np.float32(np.nan)
         glob = np.float32(peak) / np.float32(block_dtype.max_representable())
-        glob = np.maximum(glob, np.float32(F32_MIN_POSITIVE))
+        clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
+        glob = clamp_min(glob, np.float32(F32_MIN_POSITIVE))
         normalized = s32 / glob
     if profile.normalized_cast_back:
         normalized = normalized.astype(t)
