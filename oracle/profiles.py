@@ -136,7 +136,14 @@ _NDARRAY_0_22_1 = _NDARRAY.with_(
     ue8m0=True,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1)}
+_FLEX_0_22_1 = _FLEX.with_(
+    name="burn-0.22.1/flex",
+    description="burn-flex as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales",
+    release="0.22.1",
+    ue8m0=True,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1)}
 DEFAULT_PROFILE = _NDARRAY.name
 
 
