@@ -51,14 +51,28 @@ def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.
     the max reads what the min left in cache. Both are exact, so slicing cannot change a bit."""
     reduced = [1 if axis in axes else n for axis, n in enumerate(blocks.shape)]
     lo, hi = np.empty(reduced, blocks.dtype), np.empty(reduced, blocks.dtype)
-    rows = max(1, (1 << 16) * blocks.shape[0] // max(blocks.size, 1))
+    rows = max(1, (1 << 17) * blocks.shape[0] // max(blocks.size, 1))
     for start in range(0, blocks.shape[0], rows):
         part = slice(start, start + rows)
         lo_part = hi_part = blocks[part]
         for axis in axes:
-            lo_part, hi_part = lo_part.min(axis=axis, keepdims=True), hi_part.max(axis=axis, keepdims=True)
+            lo_part, hi_part = _fold(lo_part, axis, np.minimum), _fold(hi_part, axis, np.maximum)
         lo[part], hi[part] = lo_part, hi_part
     return lo, hi
+
+
+def _fold(values: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
+    """``op``-reduce ``axis`` keeping it, by folding its slices: numpy's reduce over a short axis pays per-row
+    overhead that dominated quantize_dynamic (measured 3x slower for 16-wide blocks)."""
+    if values.shape[axis] > 32:
+        return op.reduce(values, axis=axis, keepdims=True)
+    index = [slice(None)] * values.ndim
+    index[axis] = slice(0, 1)
+    out = values[tuple(index)].copy()
+    for j in range(1, values.shape[axis]):
+        index[axis] = slice(j, j + 1)
+        op(out, values[tuple(index)], out=out)
+    return out
 
 
 def _block_view(x: np.ndarray, scheme: QuantScheme) -> np.ndarray:
