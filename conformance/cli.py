@@ -13,8 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+DELEGATED = ("generate", "coverage", "mutants")
+
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in DELEGATED:  # their own argument parsers take every remaining argument
+        return delegate(argv[0], argv[1:])
     ap = argparse.ArgumentParser(prog="qconform", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -49,9 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", metavar="DIR", help="where to write the suite (default ./qconform-repro/ID)")
 
     sub.add_parser("profiles", help="list the oracle's profiles (and the mutants)")
-    for name in ("generate", "coverage", "mutants"):
-        p = sub.add_parser(name, help=f"conformance.{name} (see its --help)", add_help=False)
-        p.add_argument("rest", nargs=argparse.REMAINDER)
+    for name in DELEGATED:
+        sub.add_parser(name, help=f"conformance.{name} (see qconform {name} --help)")
 
     args = ap.parse_args(argv)
     return COMMANDS[args.command](args)
@@ -161,18 +165,18 @@ def cmd_profiles(args) -> int:
     return 0
 
 
-def cmd_delegate(args) -> int:
+def delegate(command: str, rest: list[str]) -> int:
     """generate / coverage / mutants live in their own modules (other owners); import them lazily."""
     try:
-        module = importlib.import_module(f"conformance.{args.command}")
+        module = importlib.import_module(f"conformance.{command}")
     except ImportError as e:
-        print(f"qconform {args.command}: conformance.{args.command} is not available ({e})", file=sys.stderr)
+        print(f"qconform {command}: conformance.{command} is not available ({e})", file=sys.stderr)
         return 2
     entry = getattr(module, "main", None)
     if entry is None:
-        print(f"qconform {args.command}: conformance.{args.command} has no main(argv)", file=sys.stderr)
+        print(f"qconform {command}: conformance.{command} has no main(argv)", file=sys.stderr)
         return 2
-    return int(entry(args.rest) or 0)
+    return int(entry(rest) or 0)
 
 
 # ---- explain / repro ------------------------------------------------------------------------------------
@@ -269,8 +273,7 @@ def cmd_repro(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "serve": cmd_serve, "report": cmd_report, "explain": cmd_explain,
-            "repro": cmd_repro, "profiles": cmd_profiles, "generate": cmd_delegate, "coverage": cmd_delegate,
-            "mutants": cmd_delegate}
+            "repro": cmd_repro, "profiles": cmd_profiles}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -72,6 +72,15 @@ class VectorItem(pytest.Item):
         return self.qc.suite.path / "manifest.json", None, f"{self.vector.alias} [{self.vector.id}]"
 
 
+class SuiteCollector(pytest.Collector):
+    def __init__(self, *, qc, **kw):
+        super().__init__(**kw)
+        self.qc = qc
+
+    def collect(self):
+        return [self.qc.make_item(self, v) for v in self.qc.suite.vectors]
+
+
 class QcSession:
     def __init__(self, config):
         from .expectations import Expectations, ExpectationsError
@@ -90,7 +99,7 @@ class QcSession:
         except (VectorError, ExpectationsError, RunnerError) as e:
             raise pytest.UsageError(f"qconform: {e}") from None
         self.strict = opt("qc_strict")
-        self.verdicts, self.backend_info = {}, {}
+        self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
 
     def run(self, vector):
@@ -102,24 +111,32 @@ class QcSession:
 
     # -- collection: the vectors replace test files --
 
-    def pytest_ignore_collect(self, collection_path, config):
-        return True
-
     @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session, config, items):
-        seen = set()
-        for v in self.suite.vectors:
-            item = VectorItem.from_parent(session, name=v.alias, vector=v, qc=self)
-            for tag in [f"op:{v.op}", *v.tags]:
-                name = marker_name(tag)
-                if name not in seen:
-                    seen.add(name)
-                    config.addinivalue_line("markers", f"{name}: qconform cell {tag}")
-                item.add_marker(name)
-            entry = self.expectations.lookup(v)
-            if entry is not None and entry.kind == "xfail":
-                item.add_marker(pytest.mark.xfail(reason=entry.describe(), strict=self.strict, raises=VectorFailed))
-            items.append(item)
+    def pytest_collection(self, session):
+        """Collect the suite instead of test files (an xdist controller leaves collection to its workers)."""
+        if self.config.pluginmanager.hasplugin("dsession"):
+            return None
+        hook, suite = self.config.hook, SuiteCollector.from_parent(session, name=self.suite.name, qc=self)
+        items = suite.collect()
+        hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, items))
+        session.items = items
+        hook.pytest_collection_modifyitems(session=session, config=self.config, items=session.items)
+        hook.pytest_collection_finish(session=session)
+        session.testscollected = len(session.items)
+        return session.items
+
+    def make_item(self, parent, v):
+        item = VectorItem.from_parent(parent, name=v.alias, nodeid=v.alias, vector=v, qc=self)
+        for tag in [f"op:{v.op}", *v.tags]:
+            name = marker_name(tag)
+            if name not in self.markers:
+                self.markers.add(name)
+                self.config.addinivalue_line("markers", f"{name}: qconform cell {tag}")
+            item.add_marker(name)
+        entry = self.expectations.lookup(v)
+        if entry is not None and entry.kind == "xfail":
+            item.add_marker(pytest.mark.xfail(reason=entry.describe(), strict=self.strict, raises=VectorFailed))
+        return item
 
     # -- results --
 
@@ -168,7 +185,7 @@ class QcSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
-        if self.is_worker or not hasattr(self, "final"):
+        if self.is_worker or not hasattr(self, "final") or self.config.option.collectonly:
             return
         from . import report as rep
         terminalreporter.section("qconform summary")

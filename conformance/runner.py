@@ -35,7 +35,7 @@ class Runner:
         self.expectations = expectations or Expectations.empty()
         self.strict_messages, self.want_diagnosis, self.timeout = strict_messages, diagnose, timeout
         self.backend, self.profile, self._candidates = backend, profile, candidates
-        self._classify = _classifier()
+        self._classify, self._started = _classifier(), False
 
     def start(self):
         """Open the backend and settle the profile (--profile, else the one the backend claims)."""
@@ -50,6 +50,7 @@ class Runner:
             raise RunnerError(f"backend {self.spec!r} claims profile {self.profile!r}, which suite "
                               f"{self.suite.name} has no expectations for ({', '.join(self.suite.profiles)}); "
                               "choose one with --profile")
+        self._started = True
         return self
 
     def close(self):
@@ -57,7 +58,7 @@ class Runner:
             self.backend.close()
 
     def run_vector(self, vector) -> Verdict:
-        if self.profile is None:
+        if not self._started:
             self.start()
         entry = self.expectations.lookup(vector)
         why = self.backend.hello.capabilities.not_applicable(vector)
