@@ -99,6 +99,7 @@ class _Progress:
     def pytest_unconfigure(self, config):
         qc = config.pluginmanager.get_plugin("qconform-session")
         self.final = getattr(qc, "final", None)
+        self.start_error = getattr(qc, "start_error", None)
 
 
 def cmd_run(args) -> int:
@@ -115,6 +116,9 @@ def cmd_run(args) -> int:
                              ("--qc-no-diagnose", args.no_diagnose)) if on]
     progress = _Progress()
     code = pytest.main(argv + list(args.pytest_args), plugins=[progress])
+    if getattr(progress, "start_error", None):
+        print(progress.start_error, file=sys.stderr)
+        return 3
     if progress.final is None:
         return int(code) or 3
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves

@@ -101,13 +101,15 @@ class QcSession:
         self.strict = opt("qc_strict")
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
+        self.start_error = None
 
     def run(self, vector):
         from .runner import RunnerError
         try:
             return self.runner.run_vector(vector)
         except RunnerError as e:
-            pytest.exit(f"qconform: {e}", returncode=3)
+            self.start_error = f"qconform: {e}"
+            pytest.exit(self.start_error, returncode=3)
 
     # -- collection: the vectors replace test files --
 
