@@ -24,8 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.runner import Runner  # noqa: E402
-from conformance.vectors import default_suite_path, load_suite, write_suite  # noqa: E402
+from conformance.runner import Runner
+from conformance.vectors import default_suite_path, load_suite, write_suite
 
 TARGETS = {"oracle (in process)": 2000, "subprocess (example backend)": 500, "http (qconform serve)": 300}
 
