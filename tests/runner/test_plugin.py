@@ -193,3 +193,17 @@ def test_cli_delegates_and_reports_missing_modules(tmp_path, env):
     assert r.returncode in (0, 2)
     if r.returncode == 2:
         assert "conformance.coverage" in r.stderr
+
+
+def test_default_suite_comes_from_the_environment(tmp_path, suite_dir, lookup_cmd, env):
+    env = dict(env, QCONFORM_VECTORS=str(suite_dir))
+    r = cli("run", "--backend", "subprocess:" + lookup_cmd(), env=env, cwd=tmp_path)
+    assert r.returncode == 0 and "suite test (6 vectors)" in r.stdout
+
+
+def test_cli_profiles_lists_oracle_profiles_and_mutants(tmp_path, env):
+    oracle = pytest.importorskip("oracle")
+    r = cli("profiles", env=env, cwd=tmp_path)
+    assert r.returncode == 0 and f"{oracle.DEFAULT_PROFILE} (default)" in r.stdout
+    if "mutants" in r.stdout:
+        assert "mutant:NAME" in r.stdout
