@@ -84,7 +84,7 @@ def first_wrong_stage(vector, exp, outcome, verdict) -> str | None:
     first = ordered[0]
     got, inter = outcome.outputs.get(first), exp.intermediates
     if first in ("scales", "global") and got is not None:
-        for stage in ("raw_scales", "rounded_scales", "effective_scales", "global"):
+        for stage in ("raw_scales", "normalized_scales", "rounded_scales", "effective_scales", "global"):
             if stage in inter and _equal(inter[stage], got):
                 return f"{first}: equal the '{stage}' intermediate, not the stored scales"
         return f"{first} (scale computation or rounding to the scale dtype)"

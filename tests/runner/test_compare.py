@@ -124,3 +124,32 @@ def test_missing_code_is_classified_from_the_message():
 def test_unexpected_error_fails():
     v = judge(Expected(outputs={"x": np.zeros(1, np.float32)}), Error("c", "m"))
     assert v.kind == "unexpected error" and "c: m" in v.message
+
+
+def test_first_wrong_stage_uses_intermediates():
+    from conformance import diagnose
+    raw = np.array([0.1], np.float32)
+    stored = np.array([0.10003662], np.float32)
+    e = Expected(outputs={"scales": stored, "codes": np.array([1, 2], np.int8)},
+                 intermediates={"raw_scales": raw, "scaled": np.array([0.5, 2.0], np.float32)})
+    v = vec(e)
+    unrounded = Result({"scales": raw, "codes": np.array([0, 2], np.int8)})
+    verdict = compare.judge(v, "p", unrounded)
+    assert "equal the 'raw_scales' intermediate" in diagnose.first_wrong_stage(v, e, unrounded, verdict)
+    ties = Result({"scales": stored, "codes": np.array([0, 2], np.int8)})
+    verdict = compare.judge(v, "p", ties)
+    assert "exact .5 ties" in diagnose.first_wrong_stage(v, e, ties, verdict)
+
+
+def test_diagnosis_ranks_candidates_that_explain_the_failures():
+    from conformance import diagnose
+    want = Expected(outputs={"codes": np.array([1], np.int8)})
+    got = Result({"codes": np.array([0], np.int8)})
+    right = diagnose.Candidate("mutant ties-even", "ties to even", lambda *a: Result({"codes": np.array([0], np.int8)}))
+    wrong = diagnose.Candidate("mutant other", "other", lambda *a: Result({"codes": np.array([2], np.int8)}))
+    v = vec(want)
+    verdict = compare.judge(v, "p", got)
+    verdict.diagnosis = diagnose.diagnose_vector(v, "p", got, verdict, [right, wrong])
+    assert verdict.diagnosis["matches"] == ["mutant ties-even"]
+    lines = diagnose.describe(diagnose.summarize([verdict]))
+    assert lines[0] == "matches mutant ties-even: ties to even on 1/1 failing vectors"
