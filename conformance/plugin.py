@@ -109,7 +109,25 @@ class QcSession:
             return self.runner.run_vector(vector)
         except RunnerError as e:
             self.start_error = f"qconform: {e}"
-            pytest.exit(self.start_error, returncode=3)
+            if not self.is_worker:
+                pytest.exit(self.start_error, returncode=3)
+            # an xdist worker cannot exit cleanly: fail this item with the reason and stop the session
+            self.session.shouldstop = self.start_error
+            raise VectorFailed(self.start_error) from None
+
+    def pytest_sessionstart(self, session):
+        """An xdist controller runs no vector itself: check that the backend starts (and its profile) here,
+        once, so a broken backend is one clear message rather than an error in every worker."""
+        from .runner import RunnerError
+        self.session = session
+        if self.config.pluginmanager.hasplugin("dsession"):
+            try:
+                self.runner.start()
+            except RunnerError as e:
+                self.start_error = f"qconform: {e}"
+                pytest.exit(self.start_error, returncode=3)
+            finally:
+                self.runner.close()
 
     # -- collection: the vectors replace test files --
 

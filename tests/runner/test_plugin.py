@@ -207,3 +207,10 @@ def test_cli_profiles_lists_oracle_profiles_and_mutants(tmp_path, env):
     assert r.returncode == 0 and f"{oracle.DEFAULT_PROFILE} (default)" in r.stdout
     if "mutants" in r.stdout:
         assert "mutant:NAME" in r.stdout
+
+
+def test_backend_that_cannot_start_under_xdist(tmp_path, env, suite_dir):
+    r = sh([sys.executable, "-m", "pytest", "-q", "-n", "2", "--qc-backend", "subprocess:/nonexistent/x",
+            "--qc-vectors", str(suite_dir)], tmp_path, env)
+    assert r.returncode == 3 and "cannot start '/nonexistent/x'" in r.stdout + r.stderr
+    assert "INTERNALERROR" not in r.stdout + r.stderr
