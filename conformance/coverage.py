@@ -1,0 +1,263 @@
+"""The declared coverage lattice and the coverage / mutant reports: ``qconform coverage`` and ``qconform mutants``.
+
+The lattice is a few *planes*, each the product of two or three axes (docs/coverage.md explains the choice).
+A vector covers a cell when it carries every ``axis:value`` tag of the cell (tags are written by the
+generator, most of them read off the data). A cell is covered, deliberately out of scope (with a reason), or
+empty; a committed suite has no empty cell (``tests/test_vectors_coverage.py``).
+
+The mutant report judges every mutant of ``conformance.mutants`` against the expectations of its base
+profile: the oracle runs with the mutant profile on each vector, and the vector *catches* the mutant when the
+outputs differ (under the vector's comparison contract), when one side fails and the other does not, or when
+the error codes differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import warnings
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SUITE = ROOT / "vectors" / "core"
+
+OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
+       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
+       "scheme_info")
+VALUES = ("Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1")
+STORES = ("Native", "PackedU32", "PackedNative")
+LEVELS = ("tensor", "block", "two-level")
+SCALES = ("F32", "F16", "BF16", "UE8M0", "UE4M3")
+DTYPES = ("f32", "f16", "bf16")
+SHAPES = ("rank-1", "rank-2", "rank-3", "rank-4", "rank-5", "partial-block", "nd-block", "block-larger",
+          "leading-1", "block-rank-exceeds", "empty", "large")
+CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg", "tie-odd-pos",
+           "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block", "zero-scale",
+           "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
+QUANTIZE = ("quantize", "quantize_dynamic")
+
+
+@dataclass(frozen=True)
+class Plane:
+    name: str
+    description: str
+    axes: tuple[tuple[str, tuple[str, ...]], ...]
+    ops: tuple[str, ...] = ()
+    """When set, only vectors of these ops count (and ``op`` is not an axis of the plane)."""
+
+    def cells(self):
+        return itertools.product(*(values for _, values in self.axes))
+
+    def tags(self, cell) -> set[str]:
+        return {f"{axis}:{value}" for (axis, _), value in zip(self.axes, cell)}
+
+    def label(self, cell) -> str:
+        return " x ".join(f"{axis}:{value}" for (axis, _), value in zip(self.axes, cell))
+
+
+def _panic_codes() -> tuple[str, ...]:
+    from oracle import CATALOGUE
+    return tuple(CATALOGUE)
+
+
+PLANES = (
+    Plane("ops", "every op succeeds somewhere and fails somewhere it can fail",
+          (("op", OPS), ("outcome", ("ok", "error")))),
+    Plane("support", "value x store x level, quantized dynamically or with explicit scales",
+          (("value", VALUES), ("store", STORES), ("level", LEVELS)), QUANTIZE),
+    Plane("scale-codec", "the scale-storage ops for every scale dtype",
+          (("op", ("round_up", "encode_scales", "decode_scales")), ("scale", SCALES))),
+    Plane("scale-level", "each scale dtype at each level (the innermost scales' dtype)",
+          (("scale", SCALES), ("level", LEVELS)), QUANTIZE),
+    Plane("input-dtype", "float dtype of the input (of the output for dequantize)",
+          (("op", ("compute_range", "compute_q_params", "quantize", "quantize_dynamic", "dequantize")),
+           ("dtype", DTYPES))),
+    Plane("dtype-level", "float input dtype x level for the quantize paths",
+          (("dtype", DTYPES), ("level", LEVELS)), QUANTIZE),
+    Plane("shape", "shape classes for the ops that see a tensor shape and a block size",
+          (("op", ("quantize", "quantize_dynamic", "dequantize", "scheme_info")), ("shape", SHAPES))),
+    Plane("value-class", "adversarial value classes at each level (quantize or quantize_dynamic)",
+          (("class", CLASSES), ("level", LEVELS)), QUANTIZE),
+    Plane("panic", "every panic of spec §8 that the modelled ops can reach (oracle/errors.py CATALOGUE)",
+          (("panic", _panic_codes()),)),
+)
+
+# (plane, cell pattern as fnmatch patterns per axis) -> why the cell is deliberately left empty
+OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
+    ("ops", ("pack_u32", "error"), "pack_u32 has no failure mode: any i8 codes pack (extra bits are masked)"),
+    ("ops", ("unpack_u32", "error"), "unpack_u32 has no failure mode in release builds (surplus words wrap)"),
+    ("ops", ("ternary_matmul", "error"), ("the op is defined only for well-formed Q2S operands; shape errors are "
+                                         "the matmul's, not quantization's")),
+    ("ops", ("scheme_info", "error"), "scheme-level queries are total functions"),
+    ("value-class", ("two-level-split", "tensor"), "needs two scale factors (block scale and global)"),
+    ("value-class", ("two-level-split", "block"), "needs two scale factors (block scale and global)"),
+    *[("shape", (op, "large"), ("size is exercised once, by quantize_dynamic on a 64x64 two-level tensor; the "
+                                "element paths of quantize, dequantize and scheme_info do not depend on size"))
+      for op in ("quantize", "dequantize", "scheme_info")],
+    ("panic", ("bytes.values_fill_shape",), ("§8 #1: TensorData::quantized checks the length first (#2, "
+                                            "data.shape_mismatch), so QuantizedBytes::new's assert is unreachable")),
+    ("panic", ("cubecl.native_value",), ("§8 #57: raised for devices without i8 conversion, a device property the "
+                                        "oracle does not model; unsupported Native values hit §8 #42 first")),
+]
+
+def out_of_scope(plane: str, cell) -> str | None:
+    for name, pattern, reason in OUT_OF_SCOPE:
+        if name == plane and len(pattern) == len(cell) and all(fnmatch(v, p) for v, p in zip(cell, pattern)):
+            return reason
+    return None
+
+
+@dataclass
+class CellReport:
+    plane: str
+    label: str
+    vectors: list[str]
+    out_of_scope: str | None
+
+
+def load_manifest(vectors_dir: Path) -> dict:
+    path = Path(vectors_dir)
+    path = path / "manifest.json" if path.is_dir() else path
+    return json.loads(path.read_text())
+
+
+def coverage(manifest: dict) -> list[CellReport]:
+    tagged = [(v["alias"], v["op"], set(v.get("tags", []))) for v in manifest["vectors"]]
+    reports = []
+    for plane in PLANES:
+        for cell in plane.cells():
+            want = plane.tags(cell)
+            hits = [alias for alias, op, tags in tagged
+                    if want <= tags and (not plane.ops or op in plane.ops)]
+            reports.append(CellReport(plane.name, plane.label(cell), hits, out_of_scope(plane.name, cell)))
+    return reports
+
+
+def summary(reports: list[CellReport]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for r in reports:
+        s = out.setdefault(r.plane, {"cells": 0, "covered": 0, "out_of_scope": 0, "empty": 0})
+        s["cells"] += 1
+        if r.vectors:
+            s["covered"] += 1
+        elif r.out_of_scope:
+            s["out_of_scope"] += 1
+        else:
+            s["empty"] += 1
+    return out
+
+
+def empty_cells(reports: list[CellReport]) -> list[CellReport]:
+    return [r for r in reports if not r.vectors and not r.out_of_scope]
+
+
+def format_coverage(reports: list[CellReport], verbose: bool = False) -> str:
+    lines = []
+    totals = {"cells": 0, "covered": 0, "out_of_scope": 0, "empty": 0}
+    for plane in PLANES:
+        s = summary(reports)[plane.name]
+        for k in totals:
+            totals[k] += s[k]
+        lines.append(f"{plane.name:<12} {s['covered']:>4} covered  {s['out_of_scope']:>3} out of scope  "
+                     f"{s['empty']:>3} empty  of {s['cells']:>4}   {plane.description}")
+        for r in reports:
+            if r.plane != plane.name:
+                continue
+            if not r.vectors and r.out_of_scope:
+                lines.append(f"    out of scope  {r.label}: {r.out_of_scope}")
+            elif not r.vectors:
+                lines.append(f"    EMPTY         {r.label}")
+            elif verbose:
+                lines.append(f"    {len(r.vectors):>4} vectors  {r.label}  (e.g. {r.vectors[0]})")
+    lines.append(f"{'total':<12} {totals['covered']:>4} covered  {totals['out_of_scope']:>3} out of scope  "
+                 f"{totals['empty']:>3} empty  of {totals['cells']:>4}")
+    return "\n".join(lines)
+
+
+# ---- the mutation gate ----------------------------------------------------------------------------------
+
+def _same(exp, outputs: dict) -> bool:
+    from .compare import diff_tensor
+    for name, want in exp.outputs.items():
+        got = outputs.get(name)
+        if not isinstance(got, np.ndarray) or diff_tensor(name, want, got, exp.compare.get(name), None):
+            return False
+    if {k for k, v in outputs.items() if isinstance(v, np.ndarray)} != set(exp.outputs):
+        return False
+    values = {k: v for k, v in outputs.items() if not isinstance(v, np.ndarray)}
+    return json.dumps(values, sort_keys=True) == json.dumps(exp.values, sort_keys=True)
+
+
+def catches(vector, mutant) -> bool:
+    """Whether ``vector`` tells ``mutant`` from its base profile (the base profile's expectation is the truth)."""
+    import oracle
+    exp = vector.expected[mutant.base]
+    inputs = {k: np.array(v, copy=True) for k, v in vector.inputs.items()}
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            outputs = oracle.run(vector.op, vector.params, inputs, profile=mutant.profile)
+    except oracle.BurnPanic as p:
+        return exp.error is None or exp.error["code"] != p.code
+    if exp.error is not None:
+        return True
+    return not _same(exp, outputs)
+
+
+def mutant_catches(suite) -> dict[str, list[str]]:
+    """For every mutant: the aliases of the vectors that catch it."""
+    from .mutants import MUTANTS
+    return {name: [v.alias for v in suite.vectors if catches(v, m)] for name, m in sorted(MUTANTS.items())}
+
+
+def format_mutants(caught: dict[str, list[str]]) -> str:
+    from .mutants import MUTANTS
+    lines = []
+    for name, aliases in caught.items():
+        m = MUTANTS[name]
+        mark = "CAUGHT" if aliases else "MISSED"
+        example = f"  e.g. {aliases[0]}" if aliases else ""
+        lines.append(f"{mark:<7} {name:<22} {len(aliases):>4} vectors  [{m.base.split('/')[-1]}] "
+                     f"{m.description}{example}")
+    missed = [n for n, a in caught.items() if not a]
+    lines.append(f"{len(caught) - len(missed)} of {len(caught)} mutants caught"
+                 + (f"; missed: {', '.join(missed)}" if missed else ""))
+    return "\n".join(lines)
+
+
+# ---- entry points ---------------------------------------------------------------------------------------
+
+def main_coverage(vectors_dir: Path | None = None, verbose: bool = False) -> int:
+    """``qconform coverage``: covered, out-of-scope and empty cells; exit 1 if a cell is empty."""
+    reports = coverage(load_manifest(Path(vectors_dir or DEFAULT_SUITE)))
+    print(format_coverage(reports, verbose))
+    return 1 if empty_cells(reports) else 0
+
+
+def main_mutants(vectors_dir: Path | None = None) -> int:
+    """``qconform mutants``: how many vectors catch each mutant; exit 1 if one is missed."""
+    from .vectors import load_suite
+    caught = mutant_catches(load_suite(Path(vectors_dir or DEFAULT_SUITE)))
+    print(format_mutants(caught))
+    return 1 if any(not a for a in caught.values()) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="qconform coverage", description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", nargs="?", choices=("coverage", "mutants"), default="coverage")
+    ap.add_argument("--vectors", type=Path, default=DEFAULT_SUITE, help="suite folder (default vectors/core)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list covered cells too")
+    args = ap.parse_args(argv)
+    if args.command == "mutants":
+        return main_mutants(args.vectors)
+    return main_coverage(args.vectors, args.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,619 @@
+"""The deterministic golden-vector generator: ``qconform generate [--suite NAME] [--out DIR] [--check]``.
+
+Cases (``conformance/cases``) say what is asked; this module asks the oracle once per profile, records either
+the outputs (with a comparison contract and diagnostic intermediates) or the expected error, derives the tags
+that can be read off the data, refuses anything that would break the format (duplicate aliases or ids, bad
+names, dtypes safetensors cannot carry, params that are not plain JSON, an oracle that fails with something
+other than a burn panic), and writes the suite with ``conformance.vectors.write_suite``.
+
+Determinism: no clock, no global random state (cases seed numpy's PCG64 from their alias), a fixed case and
+profile order, sorted params keys, and a writer whose shard layout depends only on that order. ``--check``
+regenerates into a temporary folder and reports, per vector id, what was added, removed or changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import oracle
+from oracle import BlockLayout, BurnPanic, QuantScheme, get_profile
+from oracle.quantize import encode
+from oracle.scales import effective_guard, stored_scales
+
+from . import tensorio
+from .cases import Case
+from .vectors import KNOWN_OPS, vector_id, write_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "vectors"
+SUITE_VERSION = "1"
+SPEC = "burn-quant-semantics.md (burn 2c06be3 = 0.22.0-pre.3; 0.22.1 for the burn-0.22.1 profile)"
+SHARD_BYTES = 64 << 10  # tensor bytes per shard (headers come on top): a few shards, so readers meet more than one
+PROFILES = list(oracle.PROFILES)
+
+_ALIAS = re.compile(r"^[a-z0-9_]+(/[a-z0-9][a-z0-9._+-]*)+$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_TAG = re.compile(r"^[a-z0-9-]+:[A-Za-z0-9._-]+$")
+_SECTION = re.compile(r"^§\d+(\.\d+)*[a-z]?( #\d+)?$")
+
+
+class CaseError(ValueError):
+    """A case that would break the format or the suite's invariants (the message names the alias)."""
+
+
+# ---- suites -------------------------------------------------------------------------------------------------
+
+def suite_cases(suite: str) -> list[Case]:
+    """The cases of a suite, in their fixed order."""
+    if suite != "core":
+        raise CaseError(f"unknown suite {suite!r} (known: core)")
+    from .cases import (
+        calibration,
+        codec,
+        dequantize,
+        matmul,
+        packing,
+        qparams,
+        quantize,
+        quantize_dynamic,
+        round_up,
+        scale_codec,
+        scheme_info,
+    )
+    modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
+               packing, matmul, scheme_info)
+    return [c for m in modules for c in m.cases()]
+
+
+# ---- validation ---------------------------------------------------------------------------------------------
+
+def _canonical_json(value, where: str):
+    """Plain JSON (no NaN/inf, no numpy scalars), with every object's keys sorted."""
+    try:
+        text = json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise CaseError(f"{where}: not plain JSON ({e})") from None
+    return json.loads(text)
+
+
+def validate(c: Case) -> None:
+    where = f"case {c.alias!r}"
+    if not _ALIAS.match(c.alias) or c.alias.split("/")[0] != c.op:
+        raise CaseError(f"{where}: an alias is '<op>/<lowercase segments>' starting with its op ({c.op})")
+    if c.op not in KNOWN_OPS:
+        raise CaseError(f"{where}: unknown op {c.op!r}")
+    if not c.reason.strip():
+        raise CaseError(f"{where}: every vector says why it exists (reason)")
+    if not c.spec or not all(_SECTION.match(s) for s in c.spec):
+        raise CaseError(f"{where}: spec sections must look like '§5.2' (got {list(c.spec)})")
+    for t in c.tags:
+        if not _TAG.match(t):
+            raise CaseError(f"{where}: tag {t!r} is not 'axis:value'")
+    for name, a in c.inputs.items():
+        if not _NAME.match(name):
+            raise CaseError(f"{where}: input name {name!r} is not a plain identifier")
+        if not isinstance(a, np.ndarray):
+            raise CaseError(f"{where}: input {name!r} is not a numpy array")
+        try:
+            tensorio.dtype_name(a)
+        except tensorio.TensorIOError as e:
+            raise CaseError(f"{where}: input {name!r}: {e}") from None
+    if "scheme" in c.params:
+        try:
+            QuantScheme.from_json(c.params["scheme"])
+        except ValueError as e:
+            raise CaseError(f"{where}: {e}") from None
+
+
+# ---- one profile's expectation ---------------------------------------------------------------------------
+
+def expect(c: Case, profile: str) -> dict:
+    """``{"error": {code, message[, pattern]}}`` or ``{"outputs", "values", "compare", "intermediates"}``."""
+    inputs = {k: np.array(v, copy=True) for k, v in c.inputs.items()}  # the oracle may work in place
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = oracle.run(c.op, c.params, inputs, profile=profile)
+    except BurnPanic as p:
+        error = {"code": p.code, "message": p.message}
+        if p.pattern:
+            error["pattern"] = p.pattern
+        return {"error": error}
+    except Exception as e:
+        raise CaseError(f"case {c.alias!r}: the oracle failed under {profile} with {type(e).__name__}: {e}") from e
+    outputs, values = {}, {}
+    for name, v in result.items():
+        if isinstance(v, np.ndarray):
+            try:
+                tensorio.dtype_name(v)
+            except tensorio.TensorIOError as e:
+                raise CaseError(f"case {c.alias!r}: output {name!r} under {profile}: {e}") from None
+            outputs[name] = np.ascontiguousarray(v)
+        else:
+            values[name] = _canonical_json(v, f"case {c.alias!r}: value {name!r}")
+    entry = {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs)}
+    stages = intermediates(c, profile, outputs)
+    entry["intermediates"] = {k: v for k, v in stages.items() if not k.startswith("_")}
+    entry["_stages"] = stages
+    return entry
+
+
+def _contracts(c: Case, profile: str, outputs: dict) -> dict:
+    """Exact everywhere, except the dequantized matmul path, where burn's own GEMM order is the backend's."""
+    if c.op != "ternary_matmul" or get_profile(profile).ternary_fast_path:
+        return {}
+    lhs = np.asarray(c.inputs["lhs"], dtype=np.float64)
+    k = lhs.shape[-1]
+    w = c.inputs["rhs_codes"].astype(np.float64) * float(np.float32(c.inputs["rhs_scale"].ravel()[0]))
+    magnitude = float((np.abs(lhs.reshape(-1, k)) @ np.abs(w)).max(initial=0.0))
+    u = 2.0**-24
+    gamma = (k + 1) * u / (1 - (k + 1) * u)
+    atol = float(np.float32(2 * gamma * magnitude)) or float(np.finfo(np.float32).tiny)
+    return {"out": {"kind": "allclose", "rtol": 2.0**-23, "atol": atol,
+                    "why": ("this backend dequantizes the ternary weight and runs its own f32 GEMM, whose "
+                            "summation order and FMA use are its choice; any order stays within "
+                            f"gamma_(K+1)*sum|a*w| (Higham, Accuracy and Stability, 3.5), K={k}, of the exact "
+                            "product, which the expectation holds rounded once to f32")}}
+
+
+# ---- intermediates ------------------------------------------------------------------------------------------
+
+def _one_level(scheme: QuantScheme) -> QuantScheme:
+    return QuantScheme(scheme.value, scheme.store, scheme.mode, None, scheme.block)
+
+
+def _spread(per_block: np.ndarray, x_shape, scheme: QuantScheme) -> tuple[np.ndarray, object]:
+    """Per-block values as an array broadcastable against ``view(x)``, and ``view``."""
+    size = scheme.block_size()
+    if size is None:
+        return np.asarray(per_block[:1]).reshape(()), lambda a: a
+    layout = BlockLayout(tuple(x_shape), size)
+    return layout.per_element(per_block[: layout.num_blocks()]), layout.element_view
+
+
+def intermediates(c: Case, profile: str, outputs: dict) -> dict:
+    """Stage values for diagnosis, computed with the oracle's public functions for this profile. Keys starting
+    with ``_`` are kept for tag derivation only. For quantize paths the recomputed codes must equal the
+    oracle's outputs, so the intermediates cannot drift from what the expectation is made of."""
+    if c.op not in ("quantize", "quantize_dynamic", "compute_q_params", "dequantize"):
+        return {}
+    prof = get_profile(profile)
+    scheme = QuantScheme.from_json(c.params["scheme"])
+    two_level = scheme.global_scale_dtype() is not None
+    out: dict = {}
+    if c.op == "compute_q_params":
+        if two_level:
+            out["raw_scales"], _ = oracle.compute_q_params(c.inputs["min"], c.inputs["max"], _one_level(scheme),
+                                                           profile=prof)
+        return out
+    if c.op == "dequantize":
+        scales = outputs_scales = np.asarray(c.inputs["scales"], dtype=np.float32).ravel()
+        glob = c.inputs.get("global")
+        if scheme.block_size() is None:
+            eff = outputs_scales[:1]
+        else:
+            eff = (np.float32(1.0) if glob is None else np.float32(glob.ravel()[0])) * scales
+        out["effective_scales"] = effective_guard(eff, prof) if prof.backend != "cubecl" else eff.astype(np.float32)
+        return out
+    x = np.asarray(c.inputs["x"])
+    if c.op == "quantize_dynamic":
+        lo, hi = oracle.compute_range(x, scheme, "minmax", profile=prof)
+        out["min"], out["max"] = lo, hi
+        out["raw_scales"], _ = oracle.compute_q_params(lo, hi, _one_level(scheme) if two_level else scheme,
+                                                       profile=prof)
+        scales, glob = oracle.compute_q_params(lo, hi, scheme, profile=prof)
+        if glob is not None:
+            out["normalized_scales"], out["global"] = scales, glob
+    else:
+        scales, glob = c.inputs["scales"], c.inputs.get("global")
+    flat = np.asarray(scales).astype(np.float32).ravel()
+    out["rounded_scales"] = oracle.round_up(flat, scheme.scale_dtype(), profile=prof)
+    stored = stored_scales(flat, scheme.scale_dtype(), prof)
+    if prof.backend == "cubecl":
+        g = None if glob is None else np.asarray(glob, dtype=np.float32).ravel()[:1]
+    else:
+        g = None if glob is None else stored_scales(np.asarray(glob).astype(np.float32).ravel()[:1],
+                                                    scheme.global_scale_dtype(), prof)
+    if scheme.block_size() is None:
+        stored = stored[:1]
+    if prof.backend == "cubecl":
+        eff = stored.astype(x.dtype).astype(np.float32) if g is None else (g[0] * stored).astype(np.float32)
+    else:
+        eff = effective_guard(stored if g is None else g[0] * stored, prof)
+    out["effective_scales"] = eff.astype(np.float32)
+    if x.size == 0:
+        return out
+    per, view = _spread(eff, x.shape, scheme)
+    xv = view(x)
+    with np.errstate(all="ignore"):
+        if prof.backend == "cubecl":
+            v = (xv / per.astype(x.dtype)) if g is None else (xv.astype(np.float32) / per)
+            v = np.asarray(v).astype(x.dtype).astype(np.float32)
+        elif prof.division == "reciprocal":
+            v = xv.astype(np.float32) * (np.float32(1.0) / per)
+        else:
+            v = xv.astype(np.float32) / per
+    scaled = np.asarray(v, dtype=np.float32).reshape(x.shape)
+    out["scaled"] = scaled
+    if "codes" in outputs:
+        again = encode(scaled.copy(), scheme, prof).reshape(x.shape)
+        if not np.array_equal(again.view(np.uint8), outputs["codes"].view(np.uint8)):
+            raise CaseError(f"case {c.alias!r}: intermediates under {profile} do not reproduce the oracle's codes")
+    # private stages for tag derivation (division form, f32)
+    with np.errstate(all="ignore"):
+        out["_x32"] = x.astype(np.float32)
+        out["_e"] = np.broadcast_to(per, np.shape(xv)).reshape(x.shape) if x.ndim else per
+        if g is not None:
+            s_per, _ = _spread(stored, x.shape, scheme)
+            out["_s"] = np.broadcast_to(s_per, np.shape(xv)).reshape(x.shape)
+            out["_g"] = g[0]
+    return out
+
+
+# ---- derived tags -------------------------------------------------------------------------------------------
+
+AUTO_CLASSES = frozenset({
+    "signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg", "tie-odd-pos",
+    "tie-odd-neg", "tie-neighbour", "almost-half", "saturate", "on-grid", "zero-block", "zero-scale",
+    "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split",
+})
+_REFERENCE_ORDER = ("ndarray", "cubecl", "flex")
+
+
+def _level(scheme: QuantScheme) -> str:
+    if scheme.block_size() is None:
+        return "tensor"
+    return "two-level" if scheme.global_scale_dtype() is not None else "block"
+
+
+def structural_tags(c: Case) -> set[str]:
+    tags = {f"op:{c.op}"}
+    p = c.params
+    if "scheme" in p:
+        s = QuantScheme.from_json(p["scheme"])
+        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{_level(s)}",
+                 f"scale:{s.scale_dtype().name}"}
+        if s.global_scale_dtype() is not None:
+            tags.add(f"global:{s.global_scale_dtype().name}")
+        raw = (p["scheme"].get("block") or {}).get("size") or []
+        if raw and raw[0] == 1:
+            tags.add("shape:leading-1")
+        if raw and raw != list(s.block_size().dims):
+            tags.add("shape:canonicalized")
+    if "dtype" in p and p["dtype"] in oracle.ScaleDtype.__members__:
+        tags.add(f"scale:{p['dtype']}")
+    if "value" in p:
+        tags.add(f"value:{p['value']}")
+    for key in ("api", "calibration"):
+        if key in p:
+            tags.add(f"{key}:{p[key]}")
+    primary = next((c.inputs[k] for k in ("x", "codes", "min", "lhs", "scales", "bytes", "words") if k in c.inputs),
+                   None)
+    if c.op == "dequantize":
+        tags.add(f"dtype:{p.get('dtype', 'f32')}")
+    elif primary is not None and primary.dtype.kind == "f" or (primary is not None and primary.dtype.name == "bfloat16"):
+        tags.add(f"dtype:{oracle.rounding.dtype_name(primary.dtype)}")
+    shape = tuple(p["shape"]) if c.op == "scheme_info" else (None if primary is None else primary.shape)
+    if shape is not None and c.op in ("quantize", "quantize_dynamic", "dequantize", "scheme_info", "compute_range",
+                                      "to_bytes", "from_bytes"):
+        if c.op == "from_bytes":
+            shape = tuple(p["shape"])
+        tags |= _shape_tags(shape, p.get("scheme"))
+    return tags
+
+
+def _shape_tags(shape: tuple, scheme_json) -> set[str]:
+    tags = {f"shape:rank-{len(shape)}"}
+    numel = math.prod(shape)
+    if numel == 0:
+        tags.add("shape:empty")
+    if numel >= 4096:
+        tags.add("shape:large")
+    if scheme_json is None:
+        return tags
+    size = QuantScheme.from_json(scheme_json).block_size()
+    if size is None:
+        return tags
+    ext = size.to_dim_vec(len(shape))
+    if any(d % e for d, e in zip(shape, ext)):
+        tags.add("shape:partial-block")
+    if any(e > 1 for e in ext[:-1]):
+        tags.add("shape:nd-block")
+    if any(e > d for d, e in zip(shape, ext)):
+        tags.add("shape:block-larger")
+    if len(size.dims) > len(shape):
+        tags.add("shape:block-rank-exceeds")
+    return tags
+
+
+def _round_away(v):
+    return oracle.round_half_away(np.asarray(v, dtype=np.float32))
+
+
+def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
+    """Value classes read off the inputs and the reference profile's stages."""
+    tags: set[str] = set()
+    x = c.inputs.get("x")
+    if x is not None and x.size and c.op in ("quantize", "quantize_dynamic", "compute_range"):
+        xf = x.astype(np.float32)
+        info_tiny = float(np.finfo(np.float16).tiny) if x.dtype == np.float16 else oracle.scheme.F32_MIN_POSITIVE
+        finite_max = {np.dtype(np.float16): 65504.0}.get(x.dtype, None)
+        if finite_max is None:
+            finite_max = float(np.finfo(np.float32).max) if x.dtype == np.float32 else oracle.scheme.BF16_MAX
+        if np.any((xf == 0) & np.signbit(xf)):
+            tags.add("signed-zero")
+        if np.any((xf != 0) & (np.abs(xf) < info_tiny)):
+            tags.add("subnormal")
+        if np.any(np.isinf(xf)):
+            tags.add("inf")
+        if np.any(np.isnan(xf)):
+            tags.add("nan")
+        if np.any(np.abs(xf) == finite_max):
+            tags.add("max-finite")
+        if c.op == "quantize_dynamic":
+            s = QuantScheme.from_json(c.params["scheme"])
+            size = s.block_size()
+            if size is None:
+                zero = not np.any(xf)
+            else:
+                layout = BlockLayout(x.shape, size)
+                zero = layout.divides() and bool(np.any(np.all(
+                    layout.element_view(xf) == 0, axis=tuple(range(1, 2 * x.ndim, 2)))))
+            if zero:
+                tags.add("zero-block")
+    if c.op not in ("quantize", "quantize_dynamic"):
+        return {f"class:{t}" for t in tags}
+    scheme = QuantScheme.from_json(c.params["scheme"])
+    a, b = scheme.value.range()
+    ref = None
+    for backend in _REFERENCE_ORDER:
+        for name, e in entries.items():
+            if get_profile(name).backend == backend and "_stages" in e and "scaled" in e["_stages"]:
+                ref = ref or e["_stages"]
+    for e in entries.values():
+        st = e.get("_stages") or {}
+        r = st.get("rounded_scales")
+        if r is not None and r.size:
+            if np.any(r == 0):
+                tags.add("zero-scale")
+            if scheme.scale_dtype().name == "UE4M3" and np.any((r > 0) & (r < 2.0**-6)):
+                tags.add("ue4m3-subnormal-scale")
+    if ref is None:
+        return {f"class:{t}" for t in tags}
+    with np.errstate(all="ignore"):
+        return {f"class:{t}" for t in tags | _scaled_classes(ref, a, b)}
+
+
+def _scaled_classes(ref: dict, a: float, b: float) -> set[str]:
+    tags: set[str] = set()
+    v = ref["scaled"].ravel()
+    fin = np.isfinite(v)
+    av = np.abs(v)
+    fl = np.floor(av)
+    tie = fin & (av - fl == 0.5)
+    inside = np.where(np.signbit(v), fl + 1 <= -a, fl + 1 <= b)
+    for parity, name in ((0, "even"), (1, "odd")):
+        hit = tie & inside & (fl % 2 == parity)
+        if np.any(hit & ~np.signbit(v)):
+            tags.add(f"tie-{name}-pos")
+        if np.any(hit & np.signbit(v)):
+            tags.add(f"tie-{name}-neg")
+    half = (fl + 0.5).astype(np.float32)
+    near = fin & ~tie & ((np.nextafter(half, np.float32(0)) == av) | (np.nextafter(half, np.float32(np.inf)) == av))
+    if np.any(near & (av < b)):
+        tags.add("tie-neighbour")
+    if np.any(av == np.float32(0.49999997)):
+        tags.add("almost-half")
+    if np.any((v > b) | (v < a)):
+        tags.add("saturate")
+    nonzero = fin & (v != 0)
+    if nonzero.sum() >= 2 and np.all(v[fin] == np.trunc(v[fin])) and np.all(fin):
+        tags.add("on-grid")
+    x32, e = ref["_x32"].ravel(), np.broadcast_to(ref["_e"], ref["_x32"].shape).ravel()
+    if True:
+        div = np.clip(_round_away(x32 / e), a, b)
+        rec = np.clip(_round_away(x32 * (np.float32(1) / e)), a, b)
+        if np.any((div != rec) & np.isfinite(div) & np.isfinite(rec)):
+            tags.add("reciprocal-split")
+        if "_s" in ref:
+            s_el = np.broadcast_to(ref["_s"], ref["_x32"].shape).ravel()
+            seq = np.clip(_round_away((x32 / s_el) / ref["_g"]), a, b)
+            prod = np.clip(_round_away(x32 / (ref["_g"] * s_el)), a, b)
+            if np.any((seq != prod) & np.isfinite(seq) & np.isfinite(prod)):
+                tags.add("two-level-split")
+    return tags
+
+
+def outcome_tags(entries: dict[str, dict]) -> set[str]:
+    tags = set()
+    errors = [e["error"]["code"] for e in entries.values() if "error" in e]
+    tags |= {f"panic:{code}" for code in errors}
+    tags.add("outcome:error" if errors else "outcome:ok")
+    if len(errors) not in (0, len(entries)):
+        tags.add("outcome:ok")
+    if len({_fingerprint(e) for e in entries.values()}) > 1:
+        tags.add("profiles:disagree")
+    return tags
+
+
+def _fingerprint(e: dict) -> str:
+    if "error" in e:
+        return "error:" + e["error"]["code"]
+    h = hashlib.sha256()
+    for name in sorted(e["outputs"]):
+        a = e["outputs"][name]
+        h.update(f"{name}{tensorio.dtype_name(a)}{a.shape}".encode() + a.tobytes())
+    h.update(json.dumps(e["values"], sort_keys=True).encode())
+    return h.hexdigest()
+
+
+# ---- building and writing ---------------------------------------------------------------------------------
+
+def build(suite: str = "core") -> list[dict]:
+    """Every vector of ``suite`` in the form ``write_suite`` takes (ids checked unique)."""
+    vectors, aliases, ids = [], {}, {}
+    for c in suite_cases(suite):
+        validate(c)
+        params = _canonical_json(c.params, f"case {c.alias!r}: params")
+        c = Case(c.alias, c.op, params, {k: np.ascontiguousarray(v) for k, v in c.inputs.items()}, c.tags, c.spec,
+                 c.reason)
+        if c.alias in aliases:
+            raise CaseError(f"duplicate alias {c.alias!r}")
+        vid = vector_id(c.op, params, c.inputs)
+        if vid in ids:
+            raise CaseError(f"case {c.alias!r} asks exactly what {ids[vid]!r} asks (same id {vid})")
+        aliases[c.alias], ids[vid] = vid, c.alias
+        entries = {p: expect(c, p) for p in PROFILES}
+        derived = structural_tags(c) | data_tags(c, entries) | outcome_tags(entries)
+        declared = set(c.tags)
+        checkable = c.op in ("quantize", "quantize_dynamic")
+        missing = {t for t in declared if checkable and t.startswith("class:") and t[6:] in AUTO_CLASSES} - derived
+        if missing:
+            raise CaseError(f"case {c.alias!r} declares {sorted(missing)} but its data does not show it")
+        for e in entries.values():
+            e.pop("_stages", None)
+        vectors.append({"alias": c.alias, "op": c.op, "params": params, "inputs": c.inputs,
+                        "tags": sorted(declared | derived), "spec": list(c.spec), "reason": c.reason,
+                        "expected": entries})
+    return vectors
+
+
+def generate(suite: str, out: Path) -> dict:
+    """Write ``suite`` into ``out`` (replacing its manifest and shards) and return the manifest."""
+    vectors = build(suite)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("shard-*.safetensors"):
+        old.unlink()
+    return write_suite(out, vectors, suite=suite, profiles=PROFILES, suite_version=SUITE_VERSION,
+                       oracle_version=oracle.__version__, spec=SPEC, shard_bytes=SHARD_BYTES)
+
+
+def suite_files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(Path(folder).iterdir())
+            if p.name == "manifest.json" or p.suffix == ".safetensors"}
+
+
+# ---- --check: a readable diff ------------------------------------------------------------------------------
+
+def _resolved(manifest: dict, entry: dict) -> dict:
+    """A vector entry with tensor references reduced to their tensor names (shard placement aside)."""
+    def strip(refs):
+        return {k: r.split("#", 1)[1] for k, r in refs.items()}
+    e = json.loads(json.dumps(entry))
+    e["inputs"] = strip(e["inputs"])
+    for exp in e["expected"].values():
+        for key in ("outputs", "intermediates"):
+            if key in exp:
+                exp[key] = strip(exp[key])
+    return e
+
+
+def diff_manifests(old: dict, new: dict) -> list[str]:
+    """Human-readable differences: header fields, then vectors added, removed or changed (field by field)."""
+    lines = []
+    for key in sorted(set(old) | set(new)):
+        if key in ("vectors", "shards"):
+            continue
+        if old.get(key) != new.get(key):
+            lines.append(f"manifest {key}: {json.dumps(old.get(key))} -> {json.dumps(new.get(key))}")
+    ov = {v["id"]: _resolved(old, v) for v in old.get("vectors", [])}
+    nv = {v["id"]: _resolved(new, v) for v in new.get("vectors", [])}
+    old_alias = {v["alias"]: i for i, v in ov.items()}
+    for vid in sorted(set(nv) - set(ov), key=lambda i: nv[i]["alias"]):
+        alias = nv[vid]["alias"]
+        was = f" (alias had id {old_alias[alias]}: params or inputs changed)" if alias in old_alias else ""
+        lines.append(f"added   {vid} {alias}{was}")
+    new_alias = {v["alias"] for v in nv.values()}
+    for vid in sorted(set(ov) - set(nv), key=lambda i: ov[i]["alias"]):
+        note = " (alias kept under a new id)" if ov[vid]["alias"] in new_alias else ""
+        lines.append(f"removed {vid} {ov[vid]['alias']}{note}")
+    for vid in sorted(set(ov) & set(nv), key=lambda i: nv[i]["alias"]):
+        a, b = ov[vid], nv[vid]
+        fields = [k for k in sorted(set(a) | set(b)) if k != "expected" and a.get(k) != b.get(k)]
+        for p in sorted(set(a["expected"]) | set(b["expected"])):
+            ea, eb = a["expected"].get(p), b["expected"].get(p)
+            if ea != eb:
+                sub = [k for k in sorted(set(ea or {}) | set(eb or {})) if (ea or {}).get(k) != (eb or {}).get(k)]
+                fields.append(f"expected[{p}].{'/'.join(sub)}")
+        if fields:
+            lines.append(f"changed {vid} {b['alias']}: {', '.join(fields)}")
+    if not lines and old.get("shards") != new.get("shards"):
+        lines.append("shard bytes differ (same vectors): the writer's layout or tensor bytes changed")
+    return lines
+
+
+def check_suite(suite: str, committed: Path) -> tuple[bool, list[str]]:
+    """Regenerate ``suite`` into a temporary folder and compare with ``committed`` byte for byte."""
+    with tempfile.TemporaryDirectory(prefix="qconform-check-") as tmp:
+        fresh = Path(tmp) / suite
+        generate(suite, fresh)
+        new_files = suite_files(fresh)
+        try:
+            old_files = suite_files(committed)
+        except FileNotFoundError:
+            return False, [f"{committed} does not exist: run `qconform generate --suite {suite}`"]
+        if old_files == new_files:
+            return True, []
+        try:
+            old = json.loads(old_files.get("manifest.json", b"{}"))
+        except ValueError:
+            old = {}
+        lines = diff_manifests(old, json.loads(new_files["manifest.json"]))
+        for name in sorted(set(old_files) ^ set(new_files)):
+            lines.append(f"file {name}: {'only committed' if name in old_files else 'only regenerated'}")
+        return False, lines or ["files differ byte for byte (manifest formatting?)"]
+
+
+# ---- entry points ---------------------------------------------------------------------------------------
+
+def main_generate(suite: str | None = None, out: Path | None = None, check: bool = False) -> int:
+    """``qconform generate``: write (or with ``check``, verify) a suite. Returns the exit code."""
+    suite = suite or "core"
+    target = Path(out) if out else VECTORS / suite
+    start = time.perf_counter()
+    try:
+        if check:
+            ok, lines = check_suite(suite, target)
+            took = time.perf_counter() - start
+            if ok:
+                print(f"{target}: up to date ({took:.1f} s)")
+                return 0
+            print(f"{target} differs from a fresh generation ({took:.1f} s):")
+            for line in lines:
+                print(f"  {line}")
+            print(f"regenerate with: qconform generate --suite {suite}" + (f" --out {out}" if out else ""))
+            return 1
+        manifest = generate(suite, target)
+    except CaseError as e:
+        print(f"qconform generate: {e}", file=sys.stderr)
+        return 2
+    took = time.perf_counter() - start
+    size = sum(s["bytes"] for s in manifest["shards"]) + (target / "manifest.json").stat().st_size
+    print(f"wrote {target}: {len(manifest['vectors'])} vectors, {len(manifest['shards'])} shard(s), "
+          f"{size / 1e6:.2f} MB, {took:.1f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="qconform generate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", default="core")
+    ap.add_argument("--out", type=Path, help="output folder (default vectors/<suite>)")
+    ap.add_argument("--check", action="store_true", help="regenerate into a temp folder and diff, write nothing")
+    args = ap.parse_args(argv)
+    return main_generate(args.suite, args.out, args.check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
