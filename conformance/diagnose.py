@@ -105,12 +105,12 @@ def _rounding_signature(scaled: np.ndarray, want: np.ndarray, got: np.ndarray) -
     bad = want != got
     s = scaled.astype(np.float64)[bad]
     ties = np.abs(s - np.trunc(s)) == 0.5
-    n = int(bad.sum())
+    # no counts in the text: equal signatures must aggregate across vectors
     if ties.all():
-        return f"all {n} differing elements are exact .5 ties of x/s (tie-breaking rule)"
+        return "every differing element is an exact .5 tie of x/s (tie-breaking rule)"
     if ties.any():
-        return f"{int(ties.sum())} of {n} differing elements are exact .5 ties of x/s"
-    return f"{n} differing elements, none an exact tie (rounding or clamping of x/s)"
+        return "some differing elements are exact .5 ties of x/s, others not"
+    return "no differing element is an exact tie of x/s (rounding or clamping)"
 
 
 def summarize(verdicts) -> list[dict]:
@@ -127,11 +127,16 @@ def summarize(verdicts) -> list[dict]:
     return out
 
 
-def describe(summary: list[dict]) -> list[str]:
-    """Human lines: 'matches mutant ties-even: ties rounded to even on 12/12 failing vectors'."""
+def describe(summary: list[dict], partial: int = 3) -> list[str]:
+    """Human lines: 'matches mutant ties-even: ties rounded to even on 12/12 failing vectors' (every full
+    match, then the best ``partial`` partial ones)."""
     lines = []
     for s in summary:
         if "candidate" in s:
+            if s["explains"] < s["of"]:
+                if partial <= 0:
+                    continue
+                partial -= 1
             desc = f": {s['description']}" if s.get("description") else ""
             verb = "matches" if s["explains"] == s["of"] else "partly matches"
             lines.append(f"{verb} {s['candidate']}{desc} on {s['explains']}/{s['of']} failing vectors")

@@ -138,7 +138,7 @@ def test_first_wrong_stage_uses_intermediates():
     assert "equal the 'raw_scales' intermediate" in diagnose.first_wrong_stage(v, e, unrounded, verdict)
     ties = Result({"scales": stored, "codes": np.array([0, 2], np.int8)})
     verdict = compare.judge(v, "p", ties)
-    assert "exact .5 ties" in diagnose.first_wrong_stage(v, e, ties, verdict)
+    assert "every differing element is an exact .5 tie" in diagnose.first_wrong_stage(v, e, ties, verdict)
 
 
 def test_diagnosis_ranks_candidates_that_explain_the_failures():
