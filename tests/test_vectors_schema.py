@@ -1,0 +1,57 @@
+"""The committed suite: valid against the JSON Schema, loadable with its integrity checks, complete per profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import oracle
+from conformance.vectors import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "vectors" / "core"
+SCHEMA = ROOT / "vectors" / "schema" / "manifest.schema.json"
+
+
+@pytest.fixture(scope="module")
+def manifest():
+    return json.loads((SUITE / "manifest.json").read_text())
+
+
+def test_schema_is_valid_2020_12():
+    jsonschema.Draft202012Validator.check_schema(json.loads(SCHEMA.read_text()))
+
+
+def test_manifest_matches_schema(manifest):
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    errors = sorted(validator.iter_errors(manifest), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{e.json_path}: {e.message[:200]}" for e in errors[:20])
+
+
+def test_every_profile_has_an_expectation_for_every_vector(manifest):
+    assert manifest["profiles"] == list(oracle.PROFILES)
+    for v in manifest["vectors"]:
+        assert set(v["expected"]) == set(manifest["profiles"]), v["alias"]
+
+
+def test_suite_loads_with_integrity_checks():
+    suite = load_suite(SUITE)
+    assert len(suite.vectors) > 300
+    assert len({v.id for v in suite.vectors}) == len({v.alias for v in suite.vectors}) == len(suite.vectors)
+
+
+def test_allclose_only_where_burn_is_inexact(manifest):
+    for v in manifest["vectors"]:
+        for profile, e in v["expected"].items():
+            for c in e.get("compare", {}).values():
+                assert v["op"] == "ternary_matmul" and c["kind"] == "allclose" and c["why"], (v["alias"], profile)
+
+
+def test_error_codes_are_catalogued(manifest):
+    for v in manifest["vectors"]:
+        for e in v["expected"].values():
+            if "error" in e:
+                assert e["error"]["code"] in oracle.CATALOGUE, v["alias"]
