@@ -56,8 +56,9 @@ def cases():
         _tb("to_bytes/q8s/block-4-ue8m0/support", scheme("Q8S", block=[4], block_dtype="UE8M0"), codes8,
             f32(0.5, 4.0), spec=("§4.2", "§8 #13", "§11"), reason="UE8M0 scale bytes: none before 0.22.0"),
         _tb("to_bytes/q8s/block-4-ue4m3/off-grid", scheme("Q8S", block=[4], block_dtype="UE4M3"), codes8,
-            f32(0.3, 10.000001), spec=("§4.2",), reason="UE4M3 encoding is round-to-nearest (0.3 -> 0.3125? no: "
-                                                       "nearest), not round-up"),
+            f32(0.3, 10.000001), spec=("§4.2",),
+            reason="scales handed to TensorData::quantized off the UE4M3 grid are encoded round-to-nearest-even "
+                   "(0.3 -> 0.3125 by proximity, 10.000001 -> 10), not rounded up"),
         _fb("from_bytes/q8s/tensor/spec-example", scheme("Q8S"), (4,), EX1, spec=("§7.2", "§7.4"),
             reason="spec §7.4 example 1 read back"),
         _fb("from_bytes/q8s/two-level-ue4m3/spec-example", TWO_LEVEL, (8,), EX2, spec=("§7.2", "§7.4"),

@@ -42,8 +42,8 @@ def cases():
         zero[0] = 0.0
         out.append(_dq(f"dequantize/q8s/{level}/zero-scale", sch, CODES, zero, glob, tags=("class:zero-scale",),
                        spec=("§6", "§5.2"),
-                       reason="a stored scale of 0: ndarray's strategy divides... multiplies by 0.1, flex and the "
-                              "GPU by 0"))
+                       reason="a stored scale of 0: ndarray's strategy substitutes 0.1 (valid_scale), flex and "
+                              "the GPU multiply by 0"))
     for tag, shape, block, note in SHAPES:
         alias = f"dequantize/q8s/shape/{tag}"
         sch, scales, _, _, r = shape_setup(alias, shape, block)
