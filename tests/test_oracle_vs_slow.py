@@ -245,6 +245,11 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(((ua == ub) | nan).all())
 
 
+def _bits_of(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize]).reshape(-1)
+
+
 def _describe(**kw) -> str:
     return "\n".join(f"  {k} = {v!r}" for k, v in kw.items())
 
@@ -335,7 +340,7 @@ def schemes(draw, profile: str, dynamic: bool, level: str | None = None):
         if nq > 1:  # packed: the last block extent must hold whole words
             last = S.to_dim_vec(S.canonical_block(block), rank)[-1]
             if last % nq:
-                canon = list(S.canonical_block(block))
+                canon = list(S.canonical_block(block)) or [1]
                 n = min(rank, len(canon))
                 canon[n - 1] = nq
                 block = canon
@@ -378,7 +383,7 @@ def _to_f32(q: Fraction) -> float:
 
 
 @st.composite
-def element(draw, unit: Fraction, lo: int, hi: int, specials: bool, nan: bool):
+def element(draw, unit: Fraction, lo: int, hi: int, specials: bool, nan: bool, name: str = "f32"):
     kinds = ["tie"] * 6 + ["tie_next"] * 3 + ["code"] * 3 + ["random"] * 3 + ["zero", "subnormal"]
     if specials:
         kinds += ["inf", "max", "outlier"] + (["nan"] if nan else [])
@@ -386,8 +391,10 @@ def element(draw, unit: Fraction, lo: int, hi: int, specials: bool, nan: bool):
     if kind in ("tie", "tie_next", "code"):
         k = draw(st.integers(lo - 1, hi))
         v = _to_f32((Fraction(k) + (0 if kind == "code" else Fraction(1, 2))) * unit)
-        if kind == "tie_next":
-            v = float(np.nextafter(np.float32(v), np.float32(draw(st.sampled_from([-np.inf, np.inf])))))
+        if kind == "tie_next":  # the neighbour in the tensor's own dtype
+            t = NP_DTYPES[name].type
+            towards = t(draw(st.sampled_from([-np.inf, np.inf])))
+            v = float(np.float32(np.nextafter(np.asarray(v, dtype=np.float32).astype(t), towards)))
         return v
     if kind == "random":
         return _to_f32(Fraction(draw(st.floats(-(hi + 2), hi + 2, allow_nan=False, width=32))) * unit)
@@ -405,7 +412,7 @@ def element(draw, unit: Fraction, lo: int, hi: int, specials: bool, nan: bool):
 
 
 @st.composite
-def tensors(draw, d: dict, shape, profile: str, units_per_block=None, anchor=False, nan=True):
+def tensors(draw, d: dict, shape, profile: str, units_per_block=None, anchor=False, nan=True, name="f32"):
     """Element values (exact f32 values) for a tensor; ties are built on the scale of each element's block."""
     scheme = _s(d)
     lo, hi = scheme.range()
@@ -415,7 +422,7 @@ def tensors(draw, d: dict, shape, profile: str, units_per_block=None, anchor=Fal
     units = units_per_block or [draw(unit_scales())] * nb
     nan = nan and draw(st.integers(0, 2)) == 0
     bid = [S.block_of(i, shape, scheme.block) if scheme.block is not None else 0 for i in range(n)]
-    vals = [draw(element(units[bid[i]], lo, hi, specials, nan)) for i in range(n)]
+    vals = [draw(element(units[bid[i]], lo, hi, specials, nan, name)) for i in range(n)]
     if anchor:  # one ±alpha per block, so the computed scale is exactly the unit
         half_range = Fraction(hi - lo, 2)
         for b in range(nb):
@@ -430,8 +437,18 @@ def tensors(draw, d: dict, shape, profile: str, units_per_block=None, anchor=Fal
     return vals
 
 
-def _input_formats(profile):
-    return ["f32"] if profile in (NDARRAY, NDARRAY_0221) else ["f32", "f16", "bf16"]
+def _input_formats(profile, d=None):
+    if profile in (NDARRAY, NDARRAY_0221):
+        return ["f32"]
+    names = ["f32", "f16", "bf16"]
+    if profile == CUBECL and d is not None:
+        # The kernel rounds the scale up in f32 and casts it back to the scale tensor's float type (§4.1 GPU
+        # twin, §5.4). When the scale dtype's grid is not inside that type (F16 scales of a bf16 tensor, BF16
+        # scales of an f16 tensor) the spec does not pin which cast happens where (cubek revision unavailable):
+        # not compared, see the report.
+        dt = _s(d).scale_dtype()
+        names = [n for n in names if (n, dt) not in (("bf16", "F16"), ("f16", "BF16"))]
+    return names
 
 
 def _cast_values(vals, name):
@@ -456,8 +473,8 @@ def _require_oracle():
 @st.composite
 def dynamic_cases(draw, profile):
     d, shape = draw(schemes(profile, dynamic=True))
-    name = draw(st.sampled_from(_input_formats(profile)))
-    vals = draw(tensors(d, shape, profile, anchor=draw(st.integers(0, 4)) > 0, nan=profile != CUBECL))
+    name = draw(st.sampled_from(_input_formats(profile, d)))
+    vals = draw(tensors(d, shape, profile, anchor=draw(st.integers(0, 4)) > 0, nan=profile != CUBECL, name=name))
     return d, shape, name, _cast_values(vals, name)
 
 
@@ -479,7 +496,7 @@ def test_quantize_dynamic(profile, data):
 def explicit_cases(draw, profile):
     d, shape = draw(schemes(profile, dynamic=False))
     scheme = _s(d)
-    name = draw(st.sampled_from(_input_formats(profile)))
+    name = draw(st.sampled_from(_input_formats(profile, d)))
     nb = math.prod(S.params_shape(shape, scheme))
     grid_shape = tuple(S.params_shape(shape, scheme))
     units = [draw(unit_scales()) for _ in range(nb)]
@@ -498,7 +515,7 @@ def explicit_cases(draw, profile):
         if draw(st.integers(0, 5)) == 0:
             scale_vals[b] = draw(st.sampled_from([0.0, -0.0, -scale_vals[b], math.nan, math.inf, 1e-45,
                                                   S.F32_MIN_POSITIVE, float(S.F32.max), S.f32(Fraction(1, 3))]))
-    vals = draw(tensors(d, shape, profile, units_per_block=units, nan=True))
+    vals = draw(tensors(d, shape, profile, units_per_block=units, nan=True, name=name))
     vals = _cast_values(vals, name)
     scales_name = name if profile == CUBECL else "f32"
     scale_vals = _cast_values(scale_vals, scales_name)
@@ -525,19 +542,26 @@ def test_quantize_explicit_scales(profile, data):
 @st.composite
 def dequant_cases(draw, profile):
     d, shape = draw(schemes(profile, dynamic=False))
+    # Tensor::dequantize rebuilds the tensor through the backend's q_from_data (§7.5): ndarray reloads only
+    # Q8F/Q8S, and the CPU byte readers unpack PackedU32 only for whole words. Those panics are the codec's
+    # business (not modelled here); the arithmetic is compared on schemes that reach it.
+    if profile != CUBECL:
+        d = dict(d, store="Native")
+        if profile != FLEX and d["value"] not in ("Q8F", "Q8S"):
+            d = dict(d, value=draw(st.sampled_from(["Q8F", "Q8S"])))
     scheme = _s(d)
     lo, hi = scheme.range()
     n = math.prod(shape)
     nb = math.prod(S.params_shape(shape, scheme))
     codes = [draw(st.integers(lo, hi)) for _ in range(n)]
     dt = scheme.scale_dtype()
-    pool = st.one_of(unit_scales().map(S.f32), st.floats(1e-8, 1e4, width=32).map(S.f32))
+    pool = st.one_of(unit_scales().map(S.f32), st.floats(2.0**-26, 1e4, width=32).map(S.f32))
     scale_vals = []
     for _ in range(nb):
         v = draw(pool)
         if dt != "F32" and not (dt == "UE8M0" and profile != NDARRAY_0221):
             v = S.round_up(v, dt, profile)  # stored scales live on the grid
-        if draw(st.integers(0, 7)) == 0:
+        if draw(st.integers(0, 7)) == 0 and dt != "UE8M0":  # 0 is a stored value of every grid but UE8M0's
             v = draw(st.sampled_from([0.0, -0.0]))
         scale_vals.append(v)
     glob = None
@@ -565,19 +589,19 @@ def test_dequantize(profile, data):
         want = _np(s, out, shape)
         assert o.dtype == NP_DTYPES[out], f"dtype {o.dtype}\n{context}"
         if not _same_bits(o, want):
-            diff = np.flatnonzero(~((o.astype(np.float32) == want.astype(np.float32))
-                                    | (np.isnan(o.astype(np.float32)) & np.isnan(want.astype(np.float32))))
-                                  .reshape(-1))
-            raise AssertionError(f"dequantized values differ at {diff[:8].tolist()}: oracle "
-                                 f"{o.reshape(-1)[diff[:8]].tolist()}, slow {want.reshape(-1)[diff[:8]].tolist()}\n"
-                                 f"{context}")
+            ob, wb = _bits_of(o), _bits_of(want)
+            diff = np.flatnonzero((ob != wb) & ~(np.isnan(o.astype(np.float32)) & np.isnan(want.astype(np.float32)))
+                                  .reshape(-1))[:8]
+            raise AssertionError(f"dequantized values differ at {diff.tolist()}: oracle "
+                                 f"{o.reshape(-1)[diff].tolist()} (bits {[hex(b) for b in ob[diff]]}), slow "
+                                 f"{want.reshape(-1)[diff].tolist()} (bits {[hex(b) for b in wb[diff]]})\n{context}")
 
 
 @st.composite
 def qparam_cases(draw, profile):
     d, shape = draw(schemes(profile, dynamic=True))
     scheme = _s(d)
-    name = draw(st.sampled_from(_input_formats(profile)))
+    name = draw(st.sampled_from(_input_formats(profile, d)))
     grid_shape = tuple(S.params_shape(shape, scheme))
     nb = math.prod(grid_shape)
     lo, hi = scheme.range()
@@ -625,7 +649,7 @@ def test_compute_q_params(profile, data):
 def range_cases(draw, profile, calibration):
     level = None if calibration == "minmax" else draw(st.sampled_from(["tensor", "block"]))
     d, shape = draw(schemes(profile, dynamic=draw(st.integers(0, 9)) > 0, level=level))
-    name = draw(st.sampled_from(_input_formats(profile)))
+    name = draw(st.sampled_from(_input_formats(profile, d)))
     if calibration == "absmean":
         name = "f32"
         # dyadic values with exact partial sums (§2: summation order is backend-specific)
@@ -635,7 +659,7 @@ def range_cases(draw, profile, calibration):
         if blk is not None and any(b not in (1, 2, 4) for b in S.to_dim_vec(blk, len(shape))):
             d = dict(d, block={"size": [2], "dtype": d["block"]["dtype"]})
         return d, shape, name, vals
-    vals = draw(tensors(d, shape, profile, nan=profile != CUBECL))
+    vals = draw(tensors(d, shape, profile, nan=profile != CUBECL, name=name))
     if profile != NDARRAY and profile != NDARRAY_0221:
         vals = [0.0 if v == 0 else v for v in vals]  # the sign of a zero among ±0 ties is pinned for ndarray only
     return d, shape, name, _cast_values(vals, name)
@@ -690,3 +714,24 @@ def test_round_up_negative_scales_release_builds(profile):
         got = oracle.round_up(xs, oracle.ScaleDtype[dtype], profile=profile)
         want = _np([S.round_up(v, dtype, profile) for v in vals], "f32", (len(vals),))
         assert _same_bits(np.asarray(got), want), (dtype, got.tolist(), want.tolist())
+
+
+@pytest.mark.parametrize("profile", (NDARRAY, NDARRAY_0221))
+@pytest.mark.parametrize("xs", [[0.0, -0.0], [-0.0, 0.0]])
+@pytest.mark.parametrize("block", [None, [2]])
+def test_minmax_signed_zero_selection(profile, xs, block):
+    """Which of two equal zeros MinMax returns (§2). burn-ndarray's per-tensor ``min_float_view`` /
+    ``max_float_view`` fold ``if a < b { a } else { b }``: the later of equal values wins. Per block,
+    ``reduce_blocks`` uses ``float_min_dim``/``float_max_dim``, the trait default ``argmin``/``argmax`` + gather,
+    and ndarray's ``arg_view`` only replaces the running pick on a strict improvement: the *first* wins."""
+    _require_oracle()
+    d = _scheme_json("Q8F", block=block, block_dtype=None if block is None else "F32")
+    x = np.array(xs, dtype=np.float32)
+    o_min, o_max = oracle.compute_range(x, oracle_scheme(d), "minmax", profile=profile)
+    s_min, s_max = S.compute_range([float(v) for v in xs], (2,), "f32", _s(d), "minmax", profile)
+    want = "the later element (min_float_view fold)" if block is None else "the first element (arg_view argmin)"
+    for label, got, exp in (("min", o_min, s_min), ("max", o_max, s_max)):
+        assert _same_bits(np.asarray(got), _np(exp, "f32", (1,))), (
+            f"{label} of {xs} with block {block}: oracle {np.asarray(got).tolist()}, burn-ndarray picks {want}, "
+            f"i.e. {exp}. The oracle's numpy min/max keeps the last of equal values, which is right per tensor "
+            f"but not per block.")
