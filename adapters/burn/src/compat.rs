@@ -10,3 +10,25 @@ pub use burn_std::quantization::scale_to_dtype;
 pub const BURN_VERSION: &str = "0.22.0-pre.3";
 #[cfg(feature = "release-0-22-1")]
 pub const BURN_VERSION: &str = "0.22.1";
+
+use burn_std::{DType, TensorData};
+
+/// `TensorData`'s shape: a public field in 0.22.0-pre.3, an accessor in 0.22.1.
+#[cfg(not(feature = "release-0-22-1"))]
+pub fn data_shape(data: &TensorData) -> Vec<usize> {
+    data.shape.as_slice().to_vec()
+}
+#[cfg(feature = "release-0-22-1")]
+pub fn data_shape(data: &TensorData) -> Vec<usize> {
+    data.shape().as_slice().to_vec()
+}
+
+/// `TensorData`'s dtype: a public field in 0.22.0-pre.3, an accessor in 0.22.1.
+#[cfg(not(feature = "release-0-22-1"))]
+pub fn data_dtype(data: &TensorData) -> DType {
+    data.dtype
+}
+#[cfg(feature = "release-0-22-1")]
+pub fn data_dtype(data: &TensorData) -> DType {
+    data.dtype()
+}

@@ -132,9 +132,9 @@ fn float_dtype_of(a: &Arr) -> DType {
 
 /// burn `TensorData` (float or integer) to a wire tensor.
 fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Failure> {
-    let shape = shape.unwrap_or_else(|| data.shape.as_slice().to_vec());
+    let shape = shape.unwrap_or_else(|| compat::data_shape(data));
     let bytes = data.as_bytes().to_vec();
-    let dtype = match data.dtype {
+    let dtype = match compat::data_dtype(data) {
         DType::F32 => Dtype::F32,
         DType::F16 => Dtype::F16,
         DType::BF16 => Dtype::BF16,
@@ -155,12 +155,13 @@ fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Fail
 /// Splits quantized `TensorData` back into codes, block scales and the global scale with burn's
 /// own reader (`QuantizedBytes::into_vec_i8`), i.e. exactly what burn stored.
 fn quantized_outputs(data: TensorData) -> Result<Vec<(String, Arr)>, Failure> {
-    let DType::QFloat(scheme) = data.dtype else {
-        return harness("harness.internal", format!("expected quantized data, got {:?}", data.dtype));
+    let dtype = compat::data_dtype(&data);
+    let DType::QFloat(scheme) = dtype else {
+        return harness("harness.internal", format!("expected quantized data, got {dtype:?}"));
     };
-    let shape = data.shape.as_slice().to_vec();
+    let shape = compat::data_shape(&data);
     let numel: usize = shape.iter().product();
-    let bytes = QuantizedBytes { bytes: data.bytes, scheme, shape: Shape::from(shape.clone()) };
+    let bytes = QuantizedBytes { bytes: data.into_bytes(), scheme, shape: Shape::from(shape.clone()) };
     let (codes, scales) = bytes.into_vec_i8();
     let codes_shape = if codes.len() == numel { shape } else { vec![codes.len()] };
     let mut out = vec![
@@ -438,7 +439,7 @@ fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fail
 fn to_bytes(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let scheme = scheme_param(params)?;
     let data = quantized_data(scheme, inputs)?;
-    let bytes = data.bytes.to_vec();
+    let bytes = data.as_bytes().to_vec();
     Ok(Output::tensors(vec![("bytes".into(), Arr::u8(vec![bytes.len()], bytes))]))
 }
 
