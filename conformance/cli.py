@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-DELEGATED = ("generate", "coverage", "mutants")
+# command -> (module, arguments it starts with): mutants are reported by the coverage module.
+DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,17 +171,14 @@ def cmd_profiles(args) -> int:
 
 
 def delegate(command: str, rest: list[str]) -> int:
-    """generate / coverage / mutants live in their own modules (other owners); import them lazily."""
+    """generate / coverage / mutants live in their own modules; imported lazily to keep start-up cheap."""
+    name, prefix = DELEGATED[command]
     try:
-        module = importlib.import_module(f"conformance.{command}")
+        module = importlib.import_module(f"conformance.{name}")
     except ImportError as e:
-        print(f"qconform {command}: conformance.{command} is not available ({e})", file=sys.stderr)
+        print(f"qconform {command}: conformance.{name} is not available ({e})", file=sys.stderr)
         return 2
-    entry = getattr(module, "main", None)
-    if entry is None:
-        print(f"qconform {command}: conformance.{command} has no main(argv)", file=sys.stderr)
-        return 2
-    return int(entry(rest) or 0)
+    return int(module.main(prefix + rest) or 0)
 
 
 # ---- explain / repro ------------------------------------------------------------------------------------

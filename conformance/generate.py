@@ -169,10 +169,7 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
 
 def _fast_path(lhs_shape, profile: str) -> bool:
     """Whether the profile answers with ndarray's exact multiply-free sum (else an inexact GEMM)."""
-    decide = getattr(oracle.matmul, "takes_fast_path", None)
-    if decide is not None:
-        return bool(decide(tuple(lhs_shape), profile))
-    return get_profile(profile).ternary_fast_path
+    return oracle.matmul.takes_fast_path(tuple(lhs_shape), profile)
 
 
 # ---- intermediates ------------------------------------------------------------------------------------------

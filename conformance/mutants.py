@@ -41,7 +41,6 @@ _ALL = [
     _m("divide-on-flex", "divides x/s where flex multiplies by the reciprocal", FLEX, division="divide"),
     _m("scale-nearest", "scale rounded to nearest instead of up", NDARRAY, scale_rounding="nearest"),
     _m("no-clamp", "clamp to the value range skipped (codes wrap)", NDARRAY, clamp="none"),
-    _m("clamp-before-round", "clamped before rounding instead of after", NDARRAY, clamp="before_round"),
     _m("flat-blocks", "blocks taken as flat chunks instead of N-D rectangles", NDARRAY, block_layout="flat"),
     _m("reversed-nibbles", "sub-byte codes packed most-significant first", NDARRAY, packing="msb_first"),
     _m("no-zero-guard", "missing 0 -> 0.1 substitution of a zero scale", NDARRAY, zero_scale="none"),

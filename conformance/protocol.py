@@ -23,6 +23,9 @@ CONTENT_TYPE = "application/vnd.qconform+safetensors"
 
 # Capability keys and what part of a vector each one constrains (see Capabilities.not_applicable).
 CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "scale_dtypes", "input_dtypes", "output_dtypes")
+# `per_op` narrows those keys for one op, e.g. {"pack_u32": {"values": ["Q8F", "Q8S"]}}: a backend whose library
+# packs only 8-bit codes still claims every value elsewhere.
+PER_OP_KEY = "per_op"
 
 
 class ProtocolError(Exception):
@@ -124,32 +127,48 @@ class Capabilities:
     scale_dtypes: frozenset | None = None
     input_dtypes: frozenset | None = None
     output_dtypes: frozenset | None = None
+    per_op: tuple[tuple[str, Capabilities], ...] = ()
 
     @classmethod
-    def from_json(cls, d: dict) -> Capabilities:
+    def from_json(cls, d: dict, *, nested: bool = False) -> Capabilities:
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {d!r:.200}")
-        unknown = set(d) - set(CAPABILITY_KEYS)
+        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY}
+        unknown = set(d) - allowed
         if unknown:
-            raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {list(CAPABILITY_KEYS)}")
-        out = {}
+            raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {sorted(allowed)}")
+        out: dict = {}
         for key, items in d.items():
+            if key == PER_OP_KEY:
+                if not isinstance(items, dict):
+                    raise ProtocolError(f"capability 'per_op' must map op names to objects, got {items!r:.200}")
+                out[key] = tuple(sorted((op, cls.from_json(sub, nested=True)) for op, sub in items.items()))
+                continue
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                 raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
             out[key] = frozenset(items)
         return cls(**out)
 
     def to_json(self) -> dict:
-        return {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
+        out: dict = {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
+        if self.per_op:
+            out[PER_OP_KEY] = {op: caps.to_json() for op, caps in self.per_op}
+        return out
 
     def not_applicable(self, vector) -> str | None:
         """Why a vector is outside these capabilities, or None if the backend claims it."""
-        for key, wanted in needs(vector).items():
+        wanted_all = needs(vector)
+        for key, wanted in wanted_all.items():
             have = getattr(self, key)
             if have is not None:
                 missing = sorted(wanted - have)
                 if missing:
                     return f"backend does not declare {key} {', '.join(missing)}"
+        narrowed = dict(self.per_op).get(vector.op)
+        if narrowed is not None:
+            why = narrowed.not_applicable(vector)
+            if why is not None:
+                return f"{why} for {vector.op}"
         return None
 
 

@@ -10,7 +10,7 @@ from .blocks import BlockLayout, num_params, params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
-from .errors import CATALOGUE, BurnPanic, classify_panic
+from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
 from .matmul import ternary_matmul
 from .ops import OPS, run
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles

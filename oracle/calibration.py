@@ -33,7 +33,7 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
             return x.min(keepdims=False).reshape(1), x.max().reshape(1)
         gamma = _mean(np.abs(x).reshape(-1), axis=0).reshape(1)
         return -gamma, gamma
-    blocks = _block_view(x, scheme)
+    blocks = _block_view(x, scheme, prof)
     reduce_axes = [axis for axis in range(1, blocks.ndim, 2) if blocks.shape[axis] > 1]
     grid = params_shape(x.shape, scheme)
     if calibration == "minmax":
@@ -75,12 +75,16 @@ def _fold(values: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
     return out
 
 
-def _block_view(x: np.ndarray, scheme: QuantScheme) -> np.ndarray:
-    """``x`` as ``[n0, b0, n1, b1, ...]``; calibration needs every dim to be a whole number of blocks."""
+def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """``x`` as ``[n0, b0, n1, b1, ...]``; calibration needs every dim to be a whole number of blocks, and the
+    backend must hold a tensor of twice the rank."""
     layout = BlockLayout(x.shape, scheme.block_size())
     if not layout.divides():
         raise panic("range.block_not_divisible", shape=shape_debug(x.shape), block=list_debug(layout.block))
-    return x.reshape(layout.split_shape())
+    split = layout.split_shape()
+    if profile.max_reshape_dims is not None and len(split) > profile.max_reshape_dims:
+        raise panic("ndarray.reshape_dims", dims=len(split))
+    return x.reshape(split)
 
 
 def _mean(values: np.ndarray, axis: int) -> np.ndarray:

@@ -126,6 +126,22 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     return values, block, glob
 
 
+def into_data(qtensor, *, profile: str | Profile = DEFAULT_PROFILE) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """What a user sees of a quantized tensor: ``into_data()`` (the CPU backends' ``q_into_data`` writes
+    ``TensorData::quantized(values, shape, scheme, scales, global)``) read back with ``into_vec_i8``. It differs
+    from what the backend holds only where the backend holds something its own bytes cannot say: flex keeps
+    extra scales, whose bytes then read back as values. The GPU profile answers with its logical parts."""
+    prof = get_profile(profile)
+    qt = qtensor
+    if prof.backend == "cubecl":
+        return qt.codes, qt.scales, qt.global_scale
+    data = to_bytes(qt.codes, qt.scales, qt.global_scale, qt.scheme, qt.codes.shape, profile=prof)
+    codes, scales, glob = from_bytes(data, qt.codes.shape, qt.scheme, profile=prof)
+    if codes.size == qt.codes.size:
+        codes = codes.reshape(qt.codes.shape)
+    return codes, scales, glob
+
+
 # --- u32 packing (§7.3) -------------------------------------------------------------------------------------
 
 

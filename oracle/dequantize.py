@@ -30,7 +30,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     codes, scales, glob = _reload(qtensor, prof)
     scheme = qtensor.scheme
     if prof.backend == "cubecl":
-        x = _gpu(codes, scales, glob, scheme, out)
+        x = _gpu(codes, effective_guard(scales, prof), glob, scheme, out)
     else:
         e = _effective(scales, glob, scheme, codes.shape, prof)
         x = (e * codes.astype(np.float32)).astype(np.float32)

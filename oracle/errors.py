@@ -27,6 +27,11 @@ class BurnPanic(Exception):
         return f"BurnPanic({self.code!r}, {self.message!r})"
 
 
+class UndefinedBehaviour(Exception):
+    """A request on which burn's behaviour is undefined (a GPU kernel reading past a buffer): no vector can
+    expect anything of it."""
+
+
 @dataclass(frozen=True)
 class PanicSite:
     code: str
@@ -65,11 +70,14 @@ _SITES = [
     PanicSite("qparams.block_dtype_too_wide", "assert",
               "block scales in {dtype} reach f32's range, which a per-tensor scale cannot absorb",
               "§8 #20 scheme.rs:115"),
+    PanicSite("ndarray.reshape_dims", "panic", "NdArray supports arrays up to 6 dimensions, received: {dims}",
+              "burn-ndarray tensor.rs:582 (reduce_blocks' reshape of a rank >= 4 tensor)"),
     PanicSite("range.empty_ndarray", "expect", "Cannot compute min of empty tensor", "§8 #34 base.rs:1242"),
     PanicSite("range.empty_flex", "assert", "min: cannot reduce an empty tensor", "§8 #40 reduce.rs:466"),
     # Tensor::quantize (§5.1)
-    PanicSite("tensor.global_mismatch", "assert_eq",
-              "{scheme} does not match a per-tensor scale of {global_scale}", "§8 #21 api/float.rs:379"),
+    PanicSite("quantize.global_mismatch", "assert_eq",
+              "{scheme} does not match a per-tensor scale of {global_scale}",
+              "§8 #21 Tensor::quantize api/float.rs:379 and #37 FlexQTensor::new flex qtensor.rs:36 (same text)"),
     PanicSite("tensor.global_not_one", "assert_eq",
               "the per-tensor scale must have exactly one element, got {dims}", "§8 #22 api/float.rs:386"),
     PanicSite("tensor.global_not_f32", "assert_eq",
@@ -94,8 +102,6 @@ _SITES = [
               "range end index 1 out of range for slice of length 0", "§7.4b per-tensor &scales[..1]"),
     PanicSite("flex.qtensor_no_scale", "assert",
               "quantized tensor must have at least one scale factor", "§8 #37 flex qtensor.rs:36"),
-    PanicSite("flex.global_mismatch", "assert_eq",
-              "{scheme} does not match a per-tensor scale of {global_scale}", "§8 #37 flex qtensor.rs:36"),
     # GPU (§5.4, §7.6) — the spec marks the cubek facts "very likely", not verified
     PanicSite("cubecl.packed_last_dim", "panic", "Can't store in u32", "§8 #41 cubecl ops/qtensor.rs:88"),
     PanicSite("cubecl.native_sub_byte", "panic", "Can't store native sub-byte values", "§8 #42"),

@@ -4,6 +4,9 @@
 ``w[k][j] == -1`` (zeros are skipped); one f32 multiply by the stored scale ``gamma`` ends it. No 0 → 0.1 guard:
 an all-zero weight gives exactly 0. Other backends dequantize and run a float GEMM, whose blocking and FMA order
 are theirs: the oracle answers with the exact product rounded once, and vectors compare it with a tolerance.
+
+Through ``Tensor::matmul`` both operands have the same rank, and the fast path wants a rank-2 weight: so a rank-3
+activation (the weight unsqueezed to ``[1, K, N]``) takes the float path on ndarray too (found against real burn).
 """
 
 from __future__ import annotations
@@ -11,6 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
+
+
+def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
+    """Whether the result is the exact multiply-free sum (else a GEMM, inexact in the last bits)."""
+    return get_profile(profile).ternary_fast_path and len(lhs_shape) == 2
 
 
 def ternary_matmul(lhs: np.ndarray, rhs_codes: np.ndarray, rhs_scale: np.ndarray, *,
@@ -22,7 +30,7 @@ def ternary_matmul(lhs: np.ndarray, rhs_codes: np.ndarray, rhs_scale: np.ndarray
     gamma = np.float32(np.asarray(rhs_scale, dtype=np.float32).ravel()[0])
     k_dim, n_dim = w.shape
     flat = a.reshape(-1, k_dim)
-    if prof.ternary_fast_path:
+    if takes_fast_path(a.shape, prof):
         out = np.zeros((flat.shape[0], n_dim), dtype=np.float32)
         for k in range(k_dim):
             column = flat[:, k : k + 1]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .blocks import params_shape
 from .calibration import compute_range
-from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
+from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -29,10 +29,12 @@ def _scheme(params: dict) -> QuantScheme:
     return QuantScheme.from_json(params["scheme"])
 
 
-def _qtensor_outputs(qt: QTensor) -> Outputs:
-    out: Outputs = {"codes": qt.codes, "scales": qt.scales}
-    if qt.global_scale is not None:
-        out["global"] = qt.global_scale
+def _qtensor_outputs(qt: QTensor, profile: Profile) -> Outputs:
+    """A quantized result as ``into_data()`` shows it (see ``codec.into_data``)."""
+    codes, scales, glob = into_data(qt, profile=profile)
+    out: Outputs = {"codes": codes, "scales": scales}
+    if glob is not None:
+        out["global"] = glob
     return out
 
 
@@ -69,11 +71,11 @@ def _compute_q_params(params, inputs, prof) -> Outputs:
 def _quantize(params, inputs, prof) -> Outputs:
     qt = quantize(inputs["x"], _scheme(params), inputs["scales"], inputs.get("global"), profile=prof,
                   checked=params.get("api", "tensor") == "tensor")
-    return _qtensor_outputs(qt)
+    return _qtensor_outputs(qt, prof)
 
 
 def _quantize_dynamic(params, inputs, prof) -> Outputs:
-    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof))
+    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof), prof)
 
 
 def _dequantize(params, inputs, prof) -> Outputs:

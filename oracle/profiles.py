@@ -75,6 +75,9 @@ class Profile:
     """u32 packing order of sub-byte values; ``msb_first`` is a mutant (reversed nibbles)."""
     stores_as_native: bool = False
     """flex rewrites the scheme's store to Native after quantizing."""
+    max_reshape_dims: int | None = None
+    """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
+    block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
     ternary_fast_path: bool = False
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
@@ -92,6 +95,7 @@ _NDARRAY = Profile(
     tensor_values=frozenset({"Q8F", "Q8S", "Q2S"}),
     block_values=frozenset({"Q8F", "Q8S"}),
     from_data_values=frozenset({"Q8F", "Q8S"}),
+    max_reshape_dims=6,
     ternary_fast_path=True,
 )
 

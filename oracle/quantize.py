@@ -22,7 +22,7 @@ import numpy as np
 
 from .blocks import BlockLayout, flat_chunk_per_element
 from .calibration import compute_range
-from .errors import BurnPanic, panic
+from .errors import BurnPanic, UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .rounding import ROUNDERS, add_signed_almost_half, dtype_name
@@ -83,7 +83,7 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
     two_level = scheme.global_scale_dtype() is not None
     given = global_scale is not None
     if two_level != given:
-        err = panic("tensor.global_mismatch", scheme=scheme.debug(),
+        err = panic("quantize.global_mismatch", scheme=scheme.debug(),
                     global_scale="Some(Tensor { .. })" if given else "None",
                     left=str(two_level).lower(), right=str(given).lower())
         if given:
@@ -288,7 +288,7 @@ def _finish(codes: np.ndarray, scheme: QuantScheme, stored: np.ndarray, glob: np
         expects = result_scheme.global_scale_dtype() is not None
         if expects != (glob is not None):
             # Only a two-level scheme without a global gets here: a global for any other scheme panics earlier.
-            raise panic("flex.global_mismatch", scheme=result_scheme.debug(), global_scale="None",
+            raise panic("quantize.global_mismatch", scheme=result_scheme.debug(), global_scale="None",
                         left="true", right="false")
     return QTensor(codes, stored, glob, result_scheme)
 
@@ -308,16 +308,19 @@ def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
     size = scheme.block_size()
     layout = BlockLayout(x.shape, size) if size is not None else None
+    needed = 1 if layout is None else layout.num_blocks()
+    if stored.size < needed or (glob is not None and glob.size == 0):
+        raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
+                                 f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
     per = stored[:1] if layout is None else _per_element(stored, layout, scheme, profile)
     xv = x if layout is None else layout.element_view(x)
-    if glob is None:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            v = (xv / per.astype(x.dtype)) if profile.divide_in_input_dtype else (xv.astype(np.float32) / per)
-        v = v.astype(x.dtype).astype(np.float32)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            v = (xv.astype(np.float32) / (glob[0] * per)).astype(x.dtype).astype(np.float32)
-    codes = encode(v, scheme, profile).reshape(x.shape)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if glob is None:
+            e = effective_guard(per, profile)
+            v = (xv / e.astype(x.dtype)) if profile.divide_in_input_dtype else (xv.astype(np.float32) / e)
+        else:
+            v = xv.astype(np.float32) / effective_guard(glob[0] * per, profile)
+    codes = encode(v.astype(x.dtype).astype(np.float32), scheme, profile).reshape(x.shape)
     return QTensor(codes, stored if layout else stored[:1], glob, scheme)
 
 

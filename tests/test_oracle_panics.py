@@ -40,14 +40,14 @@ def test_two_level_without_global_on_ndarray():
 
 def test_two_level_without_global_on_flex_is_caught_by_the_qtensor():
     flex_text = TWO_LEVEL_TEXT  # already Native
-    raises("flex.global_mismatch",
+    raises("quantize.global_mismatch",
            f"assertion `left == right` failed: {flex_text} does not match a per-tensor scale of None\n"
            "  left: true\n right: false",
            o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), profile=FLEX)
 
 
 def test_tensor_quantize_asserts_first():
-    raises("tensor.global_mismatch",
+    raises("quantize.global_mismatch",
            f"assertion `left == right` failed: {TWO_LEVEL_TEXT} does not match a per-tensor scale of None\n"
            "  left: true\n right: false",
            o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), checked=True)
@@ -67,7 +67,7 @@ def test_tensor_quantize_asserts_first():
 def test_tensor_quantize_global_for_one_level_scheme_is_matched_by_pattern():
     with pytest.raises(o.BurnPanic) as err:
         o.quantize(X4, Q8S, np.array([0.1], np.float32), ONE, checked=True)
-    assert err.value.code == "tensor.global_mismatch"
+    assert err.value.code == "quantize.global_mismatch"
     import re
     burn_text = (f"assertion `left == right` failed: {Q8S_TEXT} does not match a per-tensor scale of "
                  "Some(Tensor {\n  data:\n[1.0],\n  shape:  [1],\n  device:  Cpu,\n  backend:  \"ndarray\",\n"

@@ -6,7 +6,7 @@ import numpy as np
 
 import oracle
 
-from . import F32_MAX, F32_TINY, case, f32, from_bits, u8
+from . import F32_MAX, F32_TINY, case, f32, from_bits
 
 _BYTES = {"F32": 4, "F16": 2, "BF16": 2, "UE4M3": 1, "UE8M0": 1}
 
@@ -74,12 +74,6 @@ def cases():
             reason=("every byte value, the sign bit included (a negative UE4M3 byte decodes negative, 0x7F/0xFF "
                     "are NaN)" if dt in ("UE4M3", "UE8M0") else
                     "zeros, subnormals, the normal boundary, the largest value, infinities and NaNs")))
-        if _BYTES[dt] > 1:
-            out.append(case(
-                f"decode_scales/{low}/trailing-partial", "decode_scales", {"dtype": dt},
-                {"bytes": np.concatenate([_le(DECODE_PATTERNS[dt][4:6], _BYTES[dt]), u8(0x3C)])},
-                spec=("§4.2",),
-                reason="a trailing partial entry is ignored (whole chunks only)"))
     return out
 
 

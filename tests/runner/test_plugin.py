@@ -188,11 +188,13 @@ def test_cli_repro_writes_a_one_vector_suite_that_reproduces(tmp_path, suite_dir
     assert [v["alias"] for v in manifest["vectors"]] == [TIES]
 
 
-def test_cli_delegates_and_reports_missing_modules(tmp_path, env):
+def test_cli_delegates_coverage_and_mutants(tmp_path, env):
     r = cli("coverage", env=env, cwd=tmp_path)
-    assert r.returncode in (0, 2)
-    if r.returncode == 2:
-        assert "conformance.coverage" in r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "covered" in r.stdout
+    r = cli("mutants", env=env, cwd=tmp_path)
+    from conformance.mutants import MUTANTS
+    assert all(name in r.stdout for name in MUTANTS), r.stdout
 
 
 def test_default_suite_comes_from_the_environment(tmp_path, suite_dir, lookup_cmd, env):
