@@ -100,6 +100,8 @@ _SITES = [
               "index out of bounds: the len is {len} but the index is {index}", "§8 note (empty/short scales)"),
     PanicSite("scale.slice_out_of_bounds", "index",
               "range end index 1 out of range for slice of length 0", "§7.4b per-tensor &scales[..1]"),
+    PanicSite("flex.block_not_whole", "assert", "tensor {shape} is not a whole number of {block} blocks",
+              "§8 #38 flex block_layout, an assert! from burn 0.22.1 on"),
     PanicSite("flex.qtensor_no_scale", "assert",
               "quantized tensor must have at least one scale factor", "§8 #37 flex qtensor.rs:36"),
     # GPU (§5.4, §7.6) — the spec marks the cubek facts "very likely", not verified

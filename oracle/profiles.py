@@ -75,6 +75,8 @@ class Profile:
     """u32 packing order of sub-byte values; ``msb_first`` is a mutant (reversed nibbles)."""
     stores_as_native: bool = False
     """flex rewrites the scheme's store to Native after quantizing."""
+    asserts_whole_blocks: bool = False
+    """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
     max_reshape_dims: int | None = None
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
@@ -142,9 +144,11 @@ _NDARRAY_0_22_1 = _NDARRAY.with_(
 
 _FLEX_0_22_1 = _FLEX.with_(
     name="burn-0.22.1/flex",
-    description="burn-flex as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales",
+    description="burn-flex as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales; quantize asserts "
+                "whole blocks",
     release="0.22.1",
     ue8m0=True,
+    asserts_whole_blocks=True,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1)}

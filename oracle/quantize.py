@@ -205,6 +205,8 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     if scheme.global_scale_dtype() is not None and glob is None and profile.backend == "ndarray":
         raise panic("quantize.two_level_without_global")
     layout = BlockLayout(x.shape, scheme.block_size())
+    if profile.asserts_whole_blocks and not layout.divides():
+        raise panic("flex.block_not_whole", shape=shape_debug(x.shape), block=scheme.block_size().debug())
     _check_block_count(layout, stored, x.shape, scheme, profile)
     multiplier = np.float32(1.0) if glob is None else glob[0]
     per = _per_element(stored, layout, scheme, profile)
