@@ -154,7 +154,8 @@ fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Fail
 
 /// Splits quantized `TensorData` back into codes, block scales and the global scale with burn's
 /// own reader (`QuantizedBytes::into_vec_i8`), i.e. exactly what burn stored.
-fn quantized_outputs(data: TensorData) -> Result<Vec<(String, Arr)>, Failure> {
+/// `codes` keep the tensor's shape unless `flat` (or burn returned a count that does not fill it).
+fn quantized_outputs(data: TensorData, flat: bool) -> Result<Vec<(String, Arr)>, Failure> {
     let dtype = compat::data_dtype(&data);
     let DType::QFloat(scheme) = dtype else {
         return harness("harness.internal", format!("expected quantized data, got {dtype:?}"));
@@ -163,7 +164,7 @@ fn quantized_outputs(data: TensorData) -> Result<Vec<(String, Arr)>, Failure> {
     let numel: usize = shape.iter().product();
     let bytes = QuantizedBytes { bytes: data.into_bytes(), scheme, shape: Shape::from(shape.clone()) };
     let (codes, scales) = bytes.into_vec_i8();
-    let codes_shape = if codes.len() == numel { shape } else { vec![codes.len()] };
+    let codes_shape = if codes.len() == numel && !flat { shape } else { vec![codes.len()] };
     let mut out = vec![
         ("codes".to_string(), Arr::i8(codes_shape, &codes)),
         ("scales".to_string(), Arr::f32(vec![scales.block.len()], &scales.block)),
@@ -367,7 +368,7 @@ fn quantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failur
                     global: global.map(|g| flat_tensor(g, &device)).transpose()?,
                 };
                 let q = t.quantize(&scheme, qparams);
-                Ok(Output::tensors(quantized_outputs(q.into_data())?))
+                Ok(Output::tensors(quantized_outputs(q.into_data(), false)?))
             })
         }
         Some("backend") => {
@@ -381,7 +382,7 @@ fn quantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failur
             };
             let q = T::B::quantize(t, &scheme, qparams);
             let data = read("q_into_data", T::B::q_into_data(q))?;
-            Ok(Output::tensors(quantized_outputs(data)?))
+            Ok(Output::tensors(quantized_outputs(data, false)?))
         }
         Some(other) => harness("harness.bad_params", format!("unknown api {other:?}")),
     }
@@ -394,7 +395,7 @@ fn quantize_dynamic<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output
     let device = T::device();
     with_rank!(x.shape.len(), D, {
         let q = tensor::<D>(x, &device)?.quantize_dynamic(&scheme);
-        Ok(Output::tensors(quantized_outputs(q.into_data())?))
+        Ok(Output::tensors(quantized_outputs(q.into_data(), false)?))
     })
 }
 
@@ -450,7 +451,8 @@ fn from_bytes(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let bytes = input(inputs, "bytes")?;
     want_dtype(bytes, "bytes", Dtype::U8)?;
     let data = TensorData::from_bytes_vec(bytes.data.clone(), shape, DType::QFloat(scheme));
-    Ok(Output::tensors(quantized_outputs(data)?))
+    // ops.md: `codes: I8[numel]`, flat.
+    Ok(Output::tensors(quantized_outputs(data, true)?))
 }
 
 /// `pack_i8s_to_u32s` (8-bit values). burn 0.22.0-pre.3 has no CPU packer for 4/2-bit values.
