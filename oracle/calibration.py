@@ -1,8 +1,8 @@
 """``compute_range``: the calibrated ``(min, max)`` per tensor or per block (spec §2).
 
-MinMax is exact (no arithmetic). AbsMean sums, so its last bit depends on the backend's summation order; the
-oracle sums sequentially in ``T`` and divides by the count, per block axis, outermost first (``reduce_blocks``
-folds one block axis at a time). See docs/oracle.md for what real burn was measured to do.
+MinMax is exact (no arithmetic) but for which of ``+0``/``-0`` a block returns. AbsMean sums, so its last bit
+depends on the backend's summation order (profile field ``mean_summation``), per block axis, outermost first
+(``reduce_blocks`` folds one block axis at a time). Both were pinned against real burn-ndarray and burn-flex.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
             raise panic("range.empty_ndarray" if prof.backend == "ndarray" else "range.empty_flex")
         if calibration == "minmax":
             return x.min(keepdims=False).reshape(1), x.max().reshape(1)
-        gamma = _mean(np.abs(x).reshape(-1), axis=0).reshape(1)
+        gamma = _mean(np.abs(x).reshape(-1), 0, prof).reshape(1)
         return -gamma, gamma
     blocks = _block_view(x, scheme, prof)
     reduce_axes = [axis for axis in range(1, blocks.ndim, 2) if blocks.shape[axis] > 1]
@@ -41,7 +41,7 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
         return lo.reshape(grid), hi.reshape(grid)
     gamma = np.abs(blocks)
     for axis in reduce_axes:
-        gamma = _mean(gamma, axis=axis)
+        gamma = _mean(gamma, axis, prof)
     gamma = gamma.reshape(grid)
     return -gamma, gamma
 
@@ -62,16 +62,17 @@ def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.
 
 
 def _fold(values: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
-    """``op``-reduce ``axis`` keeping it, by folding its slices: numpy's reduce over a short axis pays per-row
-    overhead that dominated quantize_dynamic (measured 3x slower for 16-wide blocks)."""
-    if values.shape[axis] > 32:
-        return op.reduce(values, axis=axis, keepdims=True)
+    """``op``-reduce ``axis`` keeping it, slice by slice, as burn's ``min_dim``/``max_dim`` select: a NaN wins,
+    and among equal values (``+0`` and ``-0``) the *first* one stays (ndarray's ``argmin``/``argmax`` replace
+    their pick only on a strict improvement; flex was measured to agree). numpy's ``minimum``/``maximum`` return
+    their second argument on ties, so the running result goes second. Folding slices is also faster than
+    numpy's reduce over a short inner axis, which dominated per-block quantize_dynamic."""
     index = [slice(None)] * values.ndim
     index[axis] = slice(0, 1)
     out = values[tuple(index)].copy()
     for j in range(1, values.shape[axis]):
         index[axis] = slice(j, j + 1)
-        op(out, values[tuple(index)], out=out)
+        op(values[tuple(index)], out, out=out)
     return out
 
 
@@ -87,11 +88,37 @@ def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndar
     return x.reshape(split)
 
 
-def _mean(values: np.ndarray, axis: int) -> np.ndarray:
-    """Sequential sum along ``axis`` in the values' dtype, then one division by the count (keeps the axis)."""
+def _mean(values: np.ndarray, axis: int, profile: Profile) -> np.ndarray:
+    """``sum / count`` along ``axis`` in the values' dtype, keeping the axis. The sum's order is the backend's:
+    ndarray sums a contiguous lane (the whole tensor, or the innermost block axis) with the ``ndarray`` crate's
+    eight-accumulator ``unrolled_fold`` and any other axis by adding sub-arrays in order; flex adds in order."""
     t = values.dtype
-    moved = np.moveaxis(values, axis, 0)
-    total = np.zeros(moved.shape[1:], dtype=t)
-    for row in moved:
-        total = (total + row).astype(t)
-    return np.expand_dims((total / t.type(moved.shape[0])).astype(t), axis)
+    contiguous = axis == values.ndim - 1
+    if profile.mean_summation == "unrolled8" and contiguous:
+        total = _sum_unrolled8(values)
+    else:
+        total = _sum_in_order(np.moveaxis(values, axis, -1))
+    return np.expand_dims((total / t.type(values.shape[axis])).astype(t), axis)
+
+
+def _sum_in_order(lanes: np.ndarray) -> np.ndarray:
+    """``((x0 + x1) + x2) + ...`` along the last axis: ``cumsum`` accumulates in order, in the array's dtype."""
+    if lanes.shape[-1] == 0:
+        return np.zeros(lanes.shape[:-1], lanes.dtype)
+    return np.cumsum(lanes, axis=-1, dtype=lanes.dtype)[..., -1]
+
+
+def _sum_unrolled8(lanes: np.ndarray) -> np.ndarray:
+    """``ndarray::numeric_util::unrolled_fold(lane, 0, add)`` along the last axis: accumulators ``p0..p7`` take
+    every eighth element in order, then ``acc = 0 + (p0+p4) + (p1+p5) + (p2+p6) + (p3+p7)``, then the (at most
+    seven) leftover elements in order."""
+    t = lanes.dtype
+    n = lanes.shape[-1]
+    whole = n - n % 8
+    p = [_sum_in_order(lanes[..., j:whole:8]) for j in range(8)]
+    acc = np.zeros(lanes.shape[:-1], t)
+    for a, b in ((0, 4), (1, 5), (2, 6), (3, 7)):
+        acc = (acc + (p[a] + p[b]).astype(t)).astype(t)
+    for j in range(whole, n):
+        acc = (acc + lanes[..., j]).astype(t)
+    return acc

@@ -77,6 +77,9 @@ class Profile:
     """flex rewrites the scheme's store to Native after quantizing."""
     asserts_whole_blocks: bool = False
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
+    mean_summation: str = "in_order"
+    """How ``mean`` sums: ``in_order`` (flex), or ``unrolled8`` (ndarray: the ``ndarray`` crate's eight-way
+    ``unrolled_fold`` on contiguous lanes, in-order sub-array additions along other axes)."""
     max_reshape_dims: int | None = None
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
@@ -98,6 +101,7 @@ _NDARRAY = Profile(
     block_values=frozenset({"Q8F", "Q8S"}),
     from_data_values=frozenset({"Q8F", "Q8S"}),
     max_reshape_dims=6,
+    mean_summation="unrolled8",
     ternary_fast_path=True,
 )
 

@@ -23,9 +23,9 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
     t = min_.dtype
     a, b = scheme.value.range()
     min_abs, max_abs = np.abs(min_), np.abs(max_)
-    # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
-    alpha = np.where(min_abs < max_abs, max_abs, min_abs)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
+        alpha = np.where(min_abs < max_abs, max_abs, min_abs)
         values_range = alpha * t.type(2.0)
         scales = (values_range / t.type(np.float32(b - a))).astype(t)
     if scheme.global_scale_dtype() is None:

@@ -44,13 +44,15 @@ def add_signed_almost_half(v: np.ndarray) -> np.ndarray:
     copied with integer ops on the bit pattern (``np.copysign`` is not vectorized and costs 5x more)."""
     half = v.view(np.uint32) & np.uint32(0x80000000)
     half |= _ALMOST_HALF.view(np.uint32)
-    v += half.view(np.float32)
+    with np.errstate(invalid="ignore"):  # NaN inputs stay NaN; the caller applies its NaN rule
+        v += half.view(np.float32)
     return v
 
 
 def round_half_even(x: np.ndarray) -> np.ndarray:
     """``rint``: ties to even (CUDA ``rint``, WGSL ``round``, LLVM ``roundeven``)."""
-    return np.rint(np.asarray(x, dtype=np.float32))
+    with np.errstate(invalid="ignore"):
+        return np.rint(np.asarray(x, dtype=np.float32))
 
 
 ROUNDERS = {"away": round_half_away, "even": round_half_even}
