@@ -62,6 +62,7 @@ __all__ = [
     "QuantStore",
     "QuantValue",
     "ScaleDtype",
+    "UndefinedBehaviour",
     "block_of",
     "classify_panic",
     "compute_q_params",
