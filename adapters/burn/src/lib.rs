@@ -14,9 +14,12 @@ use serde_json::{Value, json};
 pub use ops::Target;
 use proto::{Failure, catch, decode, encode, error_json, read_frame, write_frame};
 
+/// Float dtypes declared for every backend: a backend that cannot hold one (burn-ndarray has no
+/// f16/bf16 tensors) answers with burn's own panic, which the oracle profile expects.
+const FLOAT_DTYPES: &[&str] = &["f32", "f16", "bf16"];
+
 /// The handshake reply (protocol.md, "Handshake").
 pub fn hello<T: Target>() -> Value {
-    let dtypes: Vec<&str> = T::FLOAT_DTYPES.to_vec();
     json!({
         "type": "hello",
         "protocol": 1,
@@ -29,8 +32,16 @@ pub fn hello<T: Target>() -> Value {
             "stores": ["Native", "PackedU32", "PackedNative"],
             "modes": ["Symmetric", "Lookup"],
             "scale_dtypes": ["F32", "F16", "BF16", "UE8M0", "UE4M3"],
-            "input_dtypes": dtypes,
-            "output_dtypes": dtypes,
+            "input_dtypes": FLOAT_DTYPES,
+            "output_dtypes": FLOAT_DTYPES,
+            // Narrowed per op (protocol.md, `per_op`): the parts of an op burn does not reach.
+            "per_op": {
+                // `pack_i8s_to_u32s` packs 8-bit codes; burn has no CPU packer for 4/2-bit ones.
+                "pack_u32": {"values": ["Q8F", "Q8S", "E4M3", "E5M2"]},
+                // `unpack_q_to_i8s` is crate-private; `into_vec_i8` under PackedU32 reaches it only for
+                // 4/2-bit values (8-bit words are split as raw bytes, E* panic "Not yet supported").
+                "unpack_u32": {"values": ["Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"]},
+            },
         },
         "build": {
             "harness": env!("CARGO_PKG_VERSION"),

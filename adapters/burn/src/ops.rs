@@ -33,8 +33,6 @@ pub trait Target: 'static {
     const NAME: &'static str;
     /// `ndarray` / `flex` (the part of the oracle profile after the release).
     const BACKEND: &'static str;
-    /// Float dtypes this backend can hold as tensors.
-    const FLOAT_DTYPES: &'static [&'static str];
     fn device() -> burn_tensor::Device;
     fn backend_device() -> <Self::B as burn_backend::BackendTypes>::Device;
 }

@@ -8,7 +8,6 @@ impl qconform_burn::Target for FlexTarget {
     type B = Flex;
     const NAME: &'static str = "burn-flex";
     const BACKEND: &'static str = "flex";
-    const FLOAT_DTYPES: &'static [&'static str] = &["f32", "f16", "bf16"];
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::flex()

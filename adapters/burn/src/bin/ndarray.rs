@@ -9,8 +9,6 @@ impl qconform_burn::Target for NdArrayTarget {
     type B = NdArray;
     const NAME: &'static str = "burn-ndarray";
     const BACKEND: &'static str = "ndarray";
-    // burn-ndarray holds f32/f64 float tensors only (no f16/bf16).
-    const FLOAT_DTYPES: &'static [&'static str] = &["f32"];
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::ndarray()
