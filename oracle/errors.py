@@ -15,13 +15,10 @@ from dataclasses import dataclass
 class BurnPanic(Exception):
     """A panic burn raises for this request: ``code`` is the catalogue key, ``message`` burn's exact text."""
 
-    def __init__(self, code: str, message: str, pattern: str | None = None):
+    def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
         self.message = message
-        self.pattern = pattern
-        """A regex the message matches in full, set where burn prints something the oracle cannot reproduce
-        (a tensor's Debug form); ``message`` then shows the shape of the text."""
 
     def __repr__(self) -> str:
         return f"BurnPanic({self.code!r}, {self.message!r})"

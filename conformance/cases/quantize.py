@@ -259,8 +259,8 @@ def _count_and_level_errors() -> list:
            spec=("§5.2", "§8 #24"), reason="the same with a one-level block scheme"),
         _q("quantize/q8s/block/global-given-tensor-api", blk, x, api="tensor", **{"global": f32(2.0)},
            spec=(*spec, "§8 #21"),
-           reason="Tensor::quantize asserts first; burn prints the global tensor's Debug form, so the message is "
-                  "matched by pattern"),
+           reason="Tensor::quantize asserts first; its message prints the global tensor's Debug form (a "
+                  "dispatch wrapper, not the data)"),
         _q("quantize/q8s/two-level/no-global-tensor-api", two, two.x_from(ties("Q8S", 0)), api="tensor",
            **{"global": None}, spec=(*spec, "§8 #21"),
            reason="a two-level scheme without its per-tensor scale: Tensor::quantize's assert"),
