@@ -88,8 +88,10 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
         return _judge_error(v, head, exp.error, outcome, strict_messages, classify)
     if isinstance(outcome, Error):
         v.kind = "unexpected error"
-        v.details = {"actual_error": asdict(outcome)}
-        v.message = f"{head}\n  expected outputs, backend raised {outcome.code}: {outcome.message}"
+        actual = _actual_error(outcome, classify)
+        v.details = {"actual_error": actual}
+        how = " (inferred from the message)" if actual["code_inferred"] else ""
+        v.message = f"{head}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
         return v
     diffs = diff_outputs(vector, exp, outcome)
     if not diffs:
@@ -101,6 +103,14 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
     return v
 
 
+def _actual_error(outcome, classify) -> dict:
+    """The backend's error with its code, classified from the message when the backend gave none."""
+    code, inferred = outcome.code, False
+    if code is None and classify is not None:
+        code, inferred = classify(outcome.message), True
+    return {"code": code, "message": outcome.message, "code_inferred": inferred, "panic": outcome.panic}
+
+
 def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bool, classify) -> Verdict:
     expected = f"{want['code']}: {want['message']!r}"
     if isinstance(outcome, Result):
@@ -108,12 +118,10 @@ def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bo
         v.details = {"expected_error": want, "outputs": sorted(outcome.outputs) + sorted(outcome.values)}
         v.message = f"{head}\n  expected error {expected}\n  backend returned data: {v.details['outputs']}"
         return v
-    code, inferred = outcome.code, False
-    if code is None and classify is not None:
-        code, inferred = classify(outcome.message), True
-    actual = {"code": code, "message": outcome.message, "code_inferred": inferred, "panic": outcome.panic}
+    actual = _actual_error(outcome, classify)
+    code = actual["code"]
     v.details = {"expected_error": want, "actual_error": actual}
-    how = " (inferred from the message)" if inferred else ""
+    how = " (inferred from the message)" if actual["code_inferred"] else ""
     if code != want["code"]:
         v.kind = "wrong error"
         v.message = f"{head}\n  expected error {expected}\n  backend error  {code}{how}: {outcome.message!r}"

@@ -116,7 +116,8 @@ def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     if profile.clamp == "after_round":
         r = np.clip(r, np.float32(a), np.float32(b))
     elif profile.clamp == "none":  # a mutant: out-of-range codes wrap like an integer cast would
-        r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
+        with np.errstate(invalid="ignore"):
+            r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
     if r.size and np.isnan(r.max()):
         r = _nan_codes(r, b, profile)
     return _store(r, scheme, profile)

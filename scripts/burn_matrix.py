@@ -18,7 +18,6 @@ from conformance.compare import FAILED, NOT_APPLICABLE, PASSED
 from conformance.mutants import MUTANTS
 from conformance.runner import Runner
 from conformance.vectors import default_suite_path, load_suite
-from oracle import classify_panic
 
 
 def judge(suite, backend, profile: str):
@@ -41,8 +40,7 @@ def cause(verdict) -> str:
 
     for name in sorted(matches, key=rank)[:1]:
         return f"{name}: {descriptions.get(name, '')}" if rank(name) == 0 else f"same as {name}"
-    error = verdict.details.get("actual_error") or {}
-    actual = error.get("code") or classify_panic(error.get("message", "")) or "an uncatalogued panic"
+    actual = (verdict.details.get("actual_error") or {}).get("code") or "an uncatalogued panic"
     expected = (verdict.details.get("expected_error") or {}).get("code")
     if verdict.kind == "unexpected error":
         return f"panics ({actual}) where the profile answers"
