@@ -47,8 +47,8 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
 
 
 def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-block min and max over the block axes (always odd, never axis 0), one slice of axis 0 at a time so
-    the max reads what the min left in cache. Both are exact, so slicing cannot change a bit."""
+    """Per-block min and max over the block axes (always odd, never axis 0), one cache-sized slice of axis 0 at
+    a time. Both are exact selections, so slicing cannot change a bit."""
     reduced = [1 if axis in axes else n for axis, n in enumerate(blocks.shape)]
     lo, hi = np.empty(reduced, blocks.dtype), np.empty(reduced, blocks.dtype)
     rows = max(1, (1 << 17) * blocks.shape[0] // max(blocks.size, 1))
@@ -56,24 +56,29 @@ def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.
         part = slice(start, start + rows)
         lo_part = hi_part = blocks[part]
         for axis in axes:
-            lo_part, hi_part = _fold(lo_part, axis, np.minimum), _fold(hi_part, axis, np.maximum)
+            lo_part, hi_part = _fold_min_max(lo_part, hi_part, axis)
         lo[part], hi[part] = lo_part, hi_part
     return lo, hi
 
 
-def _fold(values: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
-    """``op``-reduce ``axis`` keeping it, slice by slice, as burn's ``min_dim``/``max_dim`` select: a NaN wins,
-    and among equal values (``+0`` and ``-0``) the *first* one stays (ndarray's ``argmin``/``argmax`` replace
-    their pick only on a strict improvement; flex was measured to agree). numpy's ``minimum``/``maximum`` return
-    their second argument on ties, so the running result goes second. Folding slices is also faster than
-    numpy's reduce over a short inner axis, which dominated per-block quantize_dynamic."""
-    index = [slice(None)] * values.ndim
-    index[axis] = slice(0, 1)
-    out = values[tuple(index)].copy()
-    for j in range(1, values.shape[axis]):
+def _fold_min_max(lows: np.ndarray, highs: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Min of ``lows`` and max of ``highs`` along ``axis`` (kept), slice by slice, as burn's ``min_dim`` /
+    ``max_dim`` select: a NaN wins, and among equal values (``+0`` and ``-0``) the *first* stays (ndarray's
+    ``argmin``/``argmax`` replace their pick only on a strict improvement; flex was measured to agree). numpy's
+    ``minimum``/``maximum`` return their second argument on ties, so the running result goes second. Folding
+    slices is also faster than numpy's reduce over a short inner axis, which dominated per-block calibration."""
+    def part(values: np.ndarray, j: int) -> np.ndarray:
+        index = [slice(None)] * values.ndim
         index[axis] = slice(j, j + 1)
-        op(values[tuple(index)], out, out=out)
-    return out
+        return values[tuple(index)]
+
+    if lows.shape[axis] == 1:
+        return lows, highs
+    lo, hi = np.minimum(part(lows, 1), part(lows, 0)), np.maximum(part(highs, 1), part(highs, 0))
+    for j in range(2, lows.shape[axis]):
+        np.minimum(part(lows, j), lo, out=lo)
+        np.maximum(part(highs, j), hi, out=hi)
+    return lo, hi
 
 
 def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
