@@ -18,7 +18,7 @@ run: setup
 	$(QC) run --backend oracle
 
 ## Everything CI gates on: the Python test-suite, the golden-vector check, real burn against its profiles.
-test: test-python vectors-check burn-conformance
+test: vectors-check burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
