@@ -17,7 +17,7 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the Python test-suite, the golden-vector check, real burn against its profiles.
+## Everything CI gates on: the golden-vector check, real burn against its profiles, then the Python test-suite.
 test: vectors-check burn-conformance test-python
 
 test-python: setup
