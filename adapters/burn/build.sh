@@ -12,6 +12,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# rustup puts cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on its PATH.
+export PATH="$PATH:$HOME/.cargo/bin"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/qconform/cargo-target}"
 
 if [ "$#" -eq 0 ]; then
