@@ -37,7 +37,9 @@ def encode_scales(scales: np.ndarray, dtype: ScaleDtype, *, profile: str | Profi
         quiet = ((bits >> 16) & 0x8000) | 0x7E00 | ((bits >> 13) & 0x3FF)
         out = np.where(nan, quiet.astype(np.uint16), half)
     elif dtype is ScaleDtype.BF16:
-        out = np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), s.astype(ml_dtypes.bfloat16).view(np.uint16))
+        with np.errstate(invalid="ignore"):
+            cast = s.astype(ml_dtypes.bfloat16).view(np.uint16)
+        out = np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), cast)
     elif dtype is ScaleDtype.UE4M3:
         out = np.clip(s, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     else:
