@@ -235,12 +235,18 @@ def explain_text(vector, profile: str | None = None) -> str:
     return "\n".join(out)
 
 
-def cmd_explain(args) -> int:
-    suite = _suite(args.vectors)
+def _find(suite, key: str):
+    """The vector with id or alias ``key``, or None after saying which are known."""
     try:
-        vector = suite.get(args.vector)
+        return suite.get(key)
     except KeyError as e:
         print(e.args[0], file=sys.stderr)
+        return None
+
+
+def cmd_explain(args) -> int:
+    vector = _find(_suite(args.vectors), args.vector)
+    if vector is None:
         return 2
     print(explain_text(vector, args.profile))
     return 0
@@ -250,10 +256,8 @@ def cmd_repro(args) -> int:
     from .runner import Runner, RunnerError
     from .vectors import write_suite
     suite = _suite(args.vectors)
-    try:
-        vector = suite.get(args.vector)
-    except KeyError as e:
-        print(e.args[0], file=sys.stderr)
+    vector = _find(suite, args.vector)
+    if vector is None:
         return 2
     out = Path(args.out or Path("qconform-repro") / vector.id)
     write_suite(out, [vector.to_spec()], suite=f"repro-{vector.id}", profiles=suite.profiles,

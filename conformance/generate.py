@@ -33,6 +33,7 @@ from oracle.scales import effective_guard, stored_scales
 
 from . import tensorio
 from .cases import Case
+from .protocol import ProtocolError, split_outputs
 from .vectors import KNOWN_OPS, vector_id, write_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,16 +130,12 @@ def expect(c: Case, profile: str) -> dict:
         return {"error": {"code": p.code, "message": p.message}}
     except Exception as e:
         raise CaseError(f"case {c.alias!r}: the oracle failed under {profile} with {type(e).__name__}: {e}") from e
-    outputs, values = {}, {}
-    for name, v in result.items():
-        if isinstance(v, np.ndarray):
-            try:
-                tensorio.dtype_name(v)
-            except tensorio.TensorIOError as e:
-                raise CaseError(f"case {c.alias!r}: output {name!r} under {profile}: {e}") from None
-            outputs[name] = np.ascontiguousarray(v)
-        else:
-            values[name] = _canonical_json(v, f"case {c.alias!r}: value {name!r}")
+    try:
+        split = split_outputs(result)  # the same validation a python backend's answer gets
+    except ProtocolError as e:
+        raise CaseError(f"case {c.alias!r} under {profile}: {e}") from None
+    outputs = {name: np.ascontiguousarray(v) for name, v in split.outputs.items()}
+    values = {name: _canonical_json(v, f"case {c.alias!r}: value {name!r}") for name, v in split.values.items()}
     entry = {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs)}
     stages = intermediates(c, profile, outputs)
     entry["intermediates"] = {k: v for k, v in stages.items() if not k.startswith("_")}
