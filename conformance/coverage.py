@@ -24,12 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_SUITE = ROOT / "vectors" / "core"
+from .vectors import OPS, default_suite_path, load_suite
 
-OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
-       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
 VALUES = ("Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1")
 STORES = ("Native", "PackedU32", "PackedNative")
 LEVELS = ("tensor", "block", "two-level")
@@ -235,15 +231,14 @@ def format_mutants(caught: dict[str, list[str]]) -> str:
 
 def main_coverage(vectors_dir: Path | None = None, verbose: bool = False) -> int:
     """``qconform coverage``: covered, out-of-scope and empty cells; exit 1 if a cell is empty."""
-    reports = coverage(load_manifest(Path(vectors_dir or DEFAULT_SUITE)))
+    reports = coverage(load_manifest(Path(vectors_dir or default_suite_path())))
     print(format_coverage(reports, verbose))
     return 1 if empty_cells(reports) else 0
 
 
 def main_mutants(vectors_dir: Path | None = None) -> int:
     """``qconform mutants``: how many vectors catch each mutant; exit 1 if one is missed."""
-    from .vectors import load_suite
-    caught = mutant_catches(load_suite(Path(vectors_dir or DEFAULT_SUITE)))
+    caught = mutant_catches(load_suite(Path(vectors_dir or default_suite_path())))
     print(format_mutants(caught))
     return 1 if any(not a for a in caught.values()) else 0
 
@@ -251,7 +246,8 @@ def main_mutants(vectors_dir: Path | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qconform coverage", description=__doc__.split("\n\n")[0])
     ap.add_argument("command", nargs="?", choices=("coverage", "mutants"), default="coverage")
-    ap.add_argument("--vectors", type=Path, default=DEFAULT_SUITE, help="suite folder (default vectors/core)")
+    ap.add_argument("--vectors", type=Path, default=None,
+                    help="suite folder (default $QCONFORM_VECTORS or vectors/core)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list covered cells too")
     args = ap.parse_args(argv)
     if args.command == "mutants":

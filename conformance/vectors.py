@@ -24,11 +24,11 @@ import numpy as np
 from . import tensorio
 
 FORMAT, FORMAT_VERSION = "qconform-vectors", 1
-KNOWN_OPS = frozenset({
-    "round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
-    "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-    "scheme_info",
-})
+# The operations of docs/ops.md, in its order (the oracle's `oracle.OPS` serves the same names).
+OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
+       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
+       "scheme_info")
+KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 
 
