@@ -179,3 +179,64 @@ def test_gpu_storage_panics():
 
 def test_classify_panic_unknown_text():
     assert o.classify_panic("something else entirely") is None
+
+
+def test_ndarray_cannot_hold_the_reshape_of_a_rank_4_block_calibration():
+    raises("ndarray.reshape_dims", "NdArray supports arrays up to 6 dimensions, received: 8",
+           o.quantize_dynamic, np.ones((2, 2, 2, 4), np.float32), Q8S.per_block([2, 1, 4], ScaleDtype.F32))
+    assert o.quantize_dynamic(np.ones((2, 2, 2, 4), np.float32), Q8S.per_block([2, 1, 4], ScaleDtype.F32),
+                              profile=FLEX).codes.shape == (2, 2, 2, 4)
+
+
+def test_nan_code_panics_on_ndarray():
+    raises("ndarray.nan_code", "called `Option::unwrap()` on a `None` value",
+           o.quantize, np.float32([1.0, np.nan]), Q8S, np.float32([0.1]))
+
+
+def test_per_tensor_bytes_need_a_scale():
+    raises("scale.slice_out_of_bounds", "range end index 1 out of range for slice of length 0",
+           o.to_bytes, np.zeros(4, np.int8), np.zeros(0, np.float32), None, Q8S)
+
+
+def test_packed_words_must_be_whole():
+    q4 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(0))
+    raises("bytes.not_u32_multiple", "cast_slice>OutputSliceWouldHaveSlop",
+           o.from_bytes, np.zeros(3 + 4, np.uint8), (8,), q4)
+
+
+def test_flex_0_22_1_asserts_whole_blocks():
+    scheme = Q8S.per_block([4], ScaleDtype.F32)
+    args = (np.ones((2, 6), np.float32), scheme, np.ones(4, np.float32))
+    assert o.quantize(*args, profile=FLEX).codes.shape == (2, 6)  # 0.22.0-pre.3: a debug_assert only
+    raises("flex.block_not_whole", "tensor Shape { dims: [2, 6] } is not a whole number of BlockSize([4]) blocks",
+           o.quantize, *args, profile="burn-0.22.1/flex")
+
+
+def test_flex_qtensor_needs_a_scale():
+    raises("flex.qtensor_no_scale", "quantized tensor must have at least one scale factor",
+           o.quantize, np.zeros((0, 4), np.float32), Q8S.per_block([4], ScaleDtype.F32), np.zeros(0, np.float32),
+           profile=FLEX)
+
+
+def test_gpu_scale_panics():
+    f16_global = Q8S.per_block([4], ScaleDtype.F16).per_tensor(ScaleDtype.F16)
+    raises("cubecl.global_not_f32",
+           f"assertion `left == right` failed: a two-level scheme binds its per-tensor scale as f32, got "
+           f"{f16_global.debug()}\n  left: F16\n right: F32",
+           o.quantize, X8, f16_global, np.ones(2, np.float32), ONE, profile=CUBECL)
+    raises("cubecl.global_tensor_not_f32",
+           "assertion `left == right` failed: a two-level scheme's per-tensor scale must be an f32 tensor, got F16\n"
+           "  left: F16\n right: F32",
+           o.quantize, X8, TWO_LEVEL, np.ones(2, np.float32), np.ones(1, np.float16), profile=CUBECL)
+    raises("cubecl.no_round_up", "UE8M0 scales have no round-up rule, which quantization requires",
+           o.quantize_dynamic, X8, Q8S.per_tensor(ScaleDtype.UE8M0), profile=CUBECL)
+    lookup = Q8S.with_mode(o.QuantMode.Lookup)
+    raises("cubecl.unsupported_scheme", f"Unsupported quantization scheme {lookup.debug()}",
+           o.quantize_dynamic, X8, lookup, profile=CUBECL)
+
+
+def test_every_reachable_catalogue_code_has_a_test():
+    """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
+    import re
+    tested = set(re.findall(r'raises\(\s*"([a-z0-9_.]+)"', open(__file__).read()))
+    assert set(o.CATALOGUE) - tested == {"bytes.values_fill_shape", "cubecl.native_value"}
