@@ -1,5 +1,8 @@
 """Every panic of spec §8 the oracle models: code and exact message, written out by hand from burn's source."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -237,6 +240,5 @@ def test_gpu_scale_panics():
 
 def test_every_reachable_catalogue_code_has_a_test():
     """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
-    import re
-    tested = set(re.findall(r'raises\(\s*"([a-z0-9_.]+)"', open(__file__).read()))
+    tested = set(re.findall(r'raises\(\s*"([a-z0-9_.]+)"', Path(__file__).read_text()))
     assert set(o.CATALOGUE) - tested == {"bytes.values_fill_shape", "cubecl.native_value"}
