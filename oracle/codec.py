@@ -15,8 +15,9 @@ import numpy as np
 from .blocks import num_params
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
+from .qtensor import QTensor
 from .rounding import round_up
-from .scheme import QuantScheme, QuantValue, ScaleDtype, shape_debug
+from .scheme import QuantScheme, QuantValue, ScaleDtype
 
 # --- scales (§4.2) -------------------------------------------------------------------------------------------
 
@@ -72,16 +73,11 @@ def decode_scales(data: np.ndarray, dtype: ScaleDtype, *, profile: str | Profile
 # --- TensorData layout (§7.1, §7.2) ---------------------------------------------------------------------------
 
 
-def to_bytes(codes: np.ndarray, scales: np.ndarray, global_scale: np.ndarray | None, scheme: QuantScheme,
-             shape: tuple[int, ...] | None = None, *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
-    """``TensorData::quantized(values, shape, scheme, scales, global).bytes``."""
+def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """``TensorData::quantized(values, shape, scheme, scales, global).bytes`` of a quantized tensor."""
     prof = get_profile(profile)
-    codes = np.asarray(codes, dtype=np.int8)
-    shape = tuple(codes.shape if shape is None else shape)
-    if codes.size != math.prod(shape):
-        raise panic("data.shape_mismatch", shape=shape_debug(shape), size=codes.size,
-                    left=math.prod(shape), right=codes.size)
-    scales = np.asarray(scales, dtype=np.float32).ravel()
+    codes, scheme, global_scale = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme, qtensor.global_scale
+    scales = np.asarray(qtensor.scales, dtype=np.float32).ravel()
     if scheme.block_size() is None:
         if scales.size == 0:
             raise panic("scale.slice_out_of_bounds")
@@ -100,9 +96,10 @@ def to_bytes(codes: np.ndarray, scales: np.ndarray, global_scale: np.ndarray | N
 
 
 def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
-               profile: str | Profile = DEFAULT_PROFILE) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``QuantizedBytes::into_vec_i8``: ``(values, block scales, global)``. All bytes before the parameters are
-    values (not truncated to the element count); 4/2-bit PackedU32 words are unpacked flat."""
+               profile: str | Profile = DEFAULT_PROFILE) -> QTensor:
+    """``QuantizedBytes::into_vec_i8``: the values, block scales and global of ``data``. All bytes before the
+    parameters are values, not truncated to the element count (4/2-bit PackedU32 words are unpacked flat), so
+    ``codes`` has ``shape`` only when their count fills it, and is flat otherwise."""
     prof = get_profile(profile)
     raw = np.asarray(data, dtype=np.uint8).ravel()
     count = num_params(tuple(shape), scheme)
@@ -125,23 +122,20 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     params = raw[split:]
     block = decode_scales(params[: params.size - glob_size], scheme.scale_dtype(), profile=prof)
     glob = None if glob_dtype is None else decode_scales(params[params.size - glob_size:], glob_dtype, profile=prof)
-    return values, block, glob
+    if values.size == math.prod(shape):
+        values = values.reshape(shape)
+    return QTensor(values, block, glob, scheme)
 
 
-def into_data(qtensor, *, profile: str | Profile = DEFAULT_PROFILE) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> QTensor:
     """What a user sees of a quantized tensor: ``into_data()`` (the CPU backends' ``q_into_data`` writes
     ``TensorData::quantized(values, shape, scheme, scales, global)``) read back with ``into_vec_i8``. It differs
     from what the backend holds only where the backend holds something its own bytes cannot say: flex keeps
     extra scales, whose bytes then read back as values. The GPU profile answers with its logical parts."""
     prof = get_profile(profile)
-    qt = qtensor
     if prof.backend == "cubecl":
-        return qt.codes, qt.scales, qt.global_scale
-    data = to_bytes(qt.codes, qt.scales, qt.global_scale, qt.scheme, qt.codes.shape, profile=prof)
-    codes, scales, glob = from_bytes(data, qt.codes.shape, qt.scheme, profile=prof)
-    if codes.size == qt.codes.size:
-        codes = codes.reshape(qt.codes.shape)
-    return codes, scales, glob
+        return qtensor
+    return from_bytes(to_bytes(qtensor, profile=prof), qtensor.codes.shape, qtensor.scheme, profile=prof)
 
 
 # --- u32 packing (§7.3) -------------------------------------------------------------------------------------

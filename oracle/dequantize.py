@@ -17,7 +17,7 @@ from .blocks import BlockLayout
 from .codec import from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
-from .quantize import QTensor
+from .qtensor import QTensor
 from .rounding import float_dtype
 from .scales import effective_guard
 from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
@@ -43,7 +43,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
 def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
     scheme, shape = qt.scheme, qt.codes.shape
-    data = to_bytes(qt.codes, qt.scales, qt.global_scale, scheme, shape, profile=profile)
+    data = to_bytes(qt, profile=profile)
     lookup = scheme.mode is QuantMode.Lookup
     if profile.backend == "ndarray" and (lookup or scheme.value.name not in profile.from_data_values):
         raise panic("ndarray.from_data_scheme", scheme=scheme.debug())
@@ -51,10 +51,10 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
         if scheme.mode is QuantMode.Lookup:
             raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
         # The GPU splits the same bytes by size; its codes are the logical ones given.
-        _, scales, glob = from_bytes(data, shape, scheme.with_store(NATIVE),
-                                     profile=profile)
-        return np.asarray(qt.codes, dtype=np.int8), scales, glob
-    values, scales, glob = from_bytes(data, shape, scheme, profile=profile)
+        held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+        return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+    held = from_bytes(data, shape, scheme, profile=profile)
+    values, scales, glob = held.codes, held.scales, held.global_scale
     if values.size != math.prod(shape):
         raise panic("data.shape_mismatch", shape=shape_debug(shape), size=values.size,
                     left=math.prod(shape), right=values.size)

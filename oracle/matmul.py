@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
+from .qtensor import QTensor
 
 
 def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
@@ -21,13 +22,12 @@ def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
     return get_profile(profile).ternary_fast_path and len(lhs_shape) == 2
 
 
-def ternary_matmul(lhs: np.ndarray, rhs_codes: np.ndarray, rhs_scale: np.ndarray, *,
-                   profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
-    """``lhs [..., K] @ dequantize(rhs [K, N])`` for a per-tensor Q2S ``rhs`` with stored scale ``rhs_scale``."""
+def ternary_matmul(lhs: np.ndarray, rhs: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """``lhs [..., K] @ rhs`` for a per-tensor Q2S ``rhs`` of shape ``[K, N]`` (its stored scale is gamma)."""
     prof = get_profile(profile)
     a = np.asarray(lhs, dtype=np.float32)
-    w = np.asarray(rhs_codes, dtype=np.int8)
-    gamma = np.float32(np.asarray(rhs_scale, dtype=np.float32).ravel()[0])
+    w = np.asarray(rhs.codes, dtype=np.int8)
+    gamma = np.float32(np.asarray(rhs.scales, dtype=np.float32).ravel()[0])
     k_dim, n_dim = w.shape
     flat = a.reshape(-1, k_dim)
     if takes_fast_path(a.shape, prof):

@@ -20,7 +20,7 @@ from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .quantize import QTensor, quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
-from .scheme import QuantScheme, QuantValue, ScaleDtype, quantizable
+from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 
 Outputs = dict[str, object]
 
@@ -31,10 +31,10 @@ def _scheme(params: dict) -> QuantScheme:
 
 def _qtensor_outputs(qt: QTensor, profile: Profile) -> Outputs:
     """A quantized result as ``into_data()`` shows it (see ``codec.into_data``)."""
-    codes, scales, glob = into_data(qt, profile=profile)
-    out: Outputs = {"codes": codes, "scales": scales}
-    if glob is not None:
-        out["global"] = glob
+    seen = into_data(qt, profile=profile)
+    out: Outputs = {"codes": seen.codes, "scales": seen.scales}
+    if seen.global_scale is not None:
+        out["global"] = seen.global_scale
     return out
 
 
@@ -83,15 +83,14 @@ def _dequantize(params, inputs, prof) -> Outputs:
 
 
 def _to_bytes(params, inputs, prof) -> Outputs:
-    qt = _parts(inputs, params)
-    return {"bytes": to_bytes(qt.codes, qt.scales, qt.global_scale, qt.scheme, profile=prof)}
+    return {"bytes": to_bytes(_parts(inputs, params), profile=prof)}
 
 
 def _from_bytes(params, inputs, prof) -> Outputs:
-    codes, scales, glob = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof)
-    out: Outputs = {"codes": codes, "scales": scales}
-    if glob is not None:
-        out["global"] = glob
+    held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof)
+    out: Outputs = {"codes": held.codes.ravel(), "scales": held.scales}
+    if held.global_scale is not None:
+        out["global"] = held.global_scale
     return out
 
 
@@ -104,7 +103,9 @@ def _unpack_u32(params, inputs, prof) -> Outputs:
 
 
 def _ternary_matmul(params, inputs, prof) -> Outputs:
-    return {"out": ternary_matmul(inputs["lhs"], inputs["rhs_codes"], inputs["rhs_scale"], profile=prof)}
+    rhs = QTensor(np.asarray(inputs["rhs_codes"], dtype=np.int8), np.asarray(inputs["rhs_scale"], np.float32).ravel(),
+                  None, QuantScheme.default().with_store(NATIVE).with_value(QuantValue.Q2S))
+    return {"out": ternary_matmul(inputs["lhs"], rhs, profile=prof)}
 
 
 def _scheme_info(params, inputs, prof) -> Outputs:

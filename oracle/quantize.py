@@ -14,7 +14,6 @@ The backend operation, as every profile performs it:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
@@ -24,25 +23,11 @@ from .calibration import compute_range
 from .errors import BurnPanic, UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
+from .qtensor import QTensor
 from .rounding import ROUNDERS, add_signed_almost_half, dtype_name
 from .scales import effective_guard, stored_scales
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, list_debug, shape_debug
 from .support import check_quantize
-
-
-@dataclass
-class QTensor:
-    """A quantized tensor: logical ``codes`` (int8, the tensor's shape), the stored ``scales`` (f32, flat
-    row-major over the block grid), the two-level ``global_scale`` (f32 ``[1]``) and the ``scheme``."""
-
-    codes: np.ndarray
-    scales: np.ndarray
-    global_scale: np.ndarray | None
-    scheme: QuantScheme
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.codes.shape
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,

@@ -108,25 +108,25 @@ def test_pack_q4_gpu_layout():
 
 
 def test_per_tensor_bytes_example():
-    data = o.to_bytes(np.array([-127, -71, 0, 35], np.int8), f32([0.014173228]), None, Q8S)
+    data = o.to_bytes(o.QTensor(np.array([-127, -71, 0, 35], np.int8), f32([0.014173228]), None, Q8S))
     assert data.tobytes().hex(" ") == "81 b9 00 23 d4 36 68 3c"
 
 
 def test_two_level_bytes_example():
     codes = np.array([0, 25, 51, 76, 102, 127, -128, -1], np.int8)
-    data = o.to_bytes(codes, f32([0.5, 0.125]), f32([3.0]), TWO_LEVEL)
+    data = o.to_bytes(o.QTensor(codes, f32([0.5, 0.125]), f32([3.0]), TWO_LEVEL))
     assert data.tobytes().hex(" ") == "00 19 33 4c 66 7f 80 ff 30 20 00 00 40 40"
-    values, scales, glob = o.from_bytes(data, (8,), TWO_LEVEL)
-    assert values.tolist() == codes.tolist()
-    assert_f32(scales, [0.5, 0.125])
-    assert_f32(glob, [3.0])
+    back = o.from_bytes(data, (8,), TWO_LEVEL)
+    assert back.codes.tolist() == codes.tolist()
+    assert_f32(back.scales, [0.5, 0.125])
+    assert_f32(back.global_scale, [3.0])
 
 
 def test_per_tensor_round_trip_through_bytes():
     codes = np.array([0, 25, 51, 76, 102, 127], np.int8)
-    values, scales, glob = o.from_bytes(o.to_bytes(codes, f32([0.03937008]), None, Q8S), (6,), Q8S)
-    assert values.tolist() == codes.tolist() and glob is None
-    assert_f32(scales, [0.03937008])
+    back = o.from_bytes(o.to_bytes(o.QTensor(codes, f32([0.03937008]), None, Q8S)), (6,), Q8S)
+    assert back.codes.tolist() == codes.tolist() and back.global_scale is None
+    assert_f32(back.scales, [0.03937008])
 
 
 def test_f16_block_scale_bytes():
@@ -308,8 +308,7 @@ def test_two_level_round_trip_through_bytes_is_bit_identical(dtype):
     x = (np.arange(256, dtype=np.float32) / np.float32(256)).reshape(16, 16)
     scheme = Q8S.per_block([2, 16], dtype).per_tensor(ScaleDtype.F32)
     qt = o.quantize_dynamic(x, scheme)
-    codes, scales, glob = o.from_bytes(o.to_bytes(qt.codes, qt.scales, qt.global_scale, scheme), (16, 16), scheme)
-    reloaded = o.QTensor(codes.reshape(16, 16), scales, glob, scheme)
+    reloaded = o.from_bytes(o.to_bytes(qt), (16, 16), scheme)
     assert bits(o.dequantize(reloaded)) == bits(o.dequantize(qt))
 
 
@@ -319,9 +318,9 @@ def test_ternary_matmul_fast_path():
     assert_f32(qt.scales, [0.9])
     assert qt.codes.tolist() == [[1, 0, 1], [-1, 0, 1], [0, 1, 0], [0, -1, 0]]
     a = f32([0.5, -1.2, 0.3, 2.0, 1, 0, -0.7, 0.4, -2, 1.5, 0.1, -0.3]).reshape(3, 4)
-    out = o.ternary_matmul(a, qt.codes, qt.scales)
+    out = o.ternary_matmul(a, qt)
     assert_f32(out.ravel(), [1.53, -1.53, -0.63000005, 0.9, -0.99, 0.9, -3.1499999, 0.35999998, -0.45])
-    zero = o.ternary_matmul(f32([1, -2, 3]).reshape(1, 3), np.zeros((3, 1), np.int8), f32([0.0]))
+    zero = o.ternary_matmul(f32([1, -2, 3]).reshape(1, 3), o.QTensor(np.zeros((3, 1), np.int8), f32([0.0]), None, qt.scheme))
     assert bits(zero) == [0]
 
 

@@ -134,9 +134,9 @@ def test_two_level_f16_global_fails_when_bytes_are_written():
 
 def test_byte_layout_panics():
     raises("bytes.global_missing", f"{TWO_LEVEL_TEXT} requires a per-tensor scale",
-           o.to_bytes, np.zeros(8, np.int8), np.ones(2, np.float32), None, TWO_LEVEL)
+           o.to_bytes, o.QTensor(np.zeros(8, np.int8), np.ones(2, np.float32), None, TWO_LEVEL))
     raises("bytes.global_unexpected", f"{Q8S_TEXT} does not take a per-tensor scale",
-           o.to_bytes, np.zeros(4, np.int8), ONE, ONE, Q8S)
+           o.to_bytes, o.QTensor(np.zeros(4, np.int8), ONE, ONE, Q8S))
     raises("bytes.too_short", "quantized tensor data is shorter than its scheme's parameters",
            o.from_bytes, np.zeros(3, np.uint8), (4,), Q8S)
     raises("bytes.packed_dim",
@@ -146,10 +146,12 @@ def test_byte_layout_panics():
     raises("bytes.unsupported_store", "not implemented: Not yet supported",
            o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_value(QuantValue.E2M1).with_store(
                o.QuantStore.packed_native(0)))
+    # Extra block scales are written, then read back as values: 8 codes + 4 bytes of the third scale.
     raises("data.shape_mismatch",
-           "assertion `left == right` failed: Shape Shape { dims: [4] } is invalid for input of size 3\n"
-           "  left: 4\n right: 3",
-           o.to_bytes, np.zeros(3, np.int8), ONE, None, Q8S, (4,))
+           "assertion `left == right` failed: Shape Shape { dims: [8] } is invalid for input of size 12\n"
+           "  left: 8\n right: 12",
+           o.dequantize, o.QTensor(np.zeros(8, np.int8), np.ones(3, np.float32), None,
+                                   Q8S.per_block([4], ScaleDtype.F32)))
 
 
 def test_ndarray_from_data_rejects_sub_byte_values():
@@ -198,7 +200,7 @@ def test_nan_code_panics_on_ndarray():
 
 def test_per_tensor_bytes_need_a_scale():
     raises("scale.slice_out_of_bounds", "range end index 1 out of range for slice of length 0",
-           o.to_bytes, np.zeros(4, np.int8), np.zeros(0, np.float32), None, Q8S)
+           o.to_bytes, o.QTensor(np.zeros(4, np.int8), np.zeros(0, np.float32), None, Q8S))
 
 
 def test_packed_words_must_be_whole():
