@@ -94,16 +94,18 @@ def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndar
 
 
 def _mean(values: np.ndarray, axis: int, profile: Profile) -> np.ndarray:
-    """``sum / count`` along ``axis`` in the values' dtype, keeping the axis. The sum's order is the backend's:
-    ndarray sums a contiguous lane (the whole tensor, or the innermost block axis) with the ``ndarray`` crate's
-    eight-accumulator ``unrolled_fold`` and any other axis by adding sub-arrays in order; flex adds in order."""
+    """``sum / count`` along ``axis``, keeping the axis, in the values' dtype (flex: f32 for f16/bf16 values,
+    rounded to their dtype once at the end). The sum's order is the profile's ``mean_summation``: ndarray sums
+    a contiguous lane (the whole tensor, or the innermost block axis) with the ``ndarray`` crate's eight-way
+    ``unrolled_fold`` and any other axis by adding sub-arrays in order; otherwise the oracle adds in order."""
     t = values.dtype
-    contiguous = axis == values.ndim - 1
-    if profile.mean_summation == "unrolled8" and contiguous:
+    acc = np.dtype(np.float32) if profile.half_mean_in_f32 and t.itemsize == 2 else t
+    values = values.astype(acc, copy=False)
+    if profile.mean_summation == "unrolled8" and axis == values.ndim - 1:
         total = _sum_unrolled8(values)
     else:
         total = _sum_in_order(np.moveaxis(values, axis, -1))
-    return np.expand_dims((total / t.type(values.shape[axis])).astype(t), axis)
+    return np.expand_dims((total / acc.type(values.shape[axis])).astype(acc).astype(t), axis)
 
 
 def _sum_in_order(lanes: np.ndarray) -> np.ndarray:

@@ -77,9 +77,14 @@ class Profile:
     """flex rewrites the scheme's store to Native after quantizing."""
     asserts_whole_blocks: bool = False
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
-    mean_summation: str = "in_order"
-    """How ``mean`` sums: ``in_order`` (flex), or ``unrolled8`` (ndarray: the ``ndarray`` crate's eight-way
-    ``unrolled_fold`` on contiguous lanes, in-order sub-array additions along other axes)."""
+    mean_summation: str = "any_order"
+    """How ``mean`` sums. ``unrolled8`` (ndarray, exact): the ``ndarray`` crate's eight-way ``unrolled_fold`` on
+    contiguous lanes, in-order sub-array additions along other axes. ``any_order`` (flex): burn-flex's default
+    build sums with SIMD accumulators as wide as the CPU's vectors, and with rayon above 4M elements, so the last
+    bits depend on the machine; the oracle sums in order (what flex does without its ``simd`` feature) and the
+    vectors compare within the summation error bound."""
+    half_mean_in_f32: bool = False
+    """flex accumulates and divides an f16/bf16 mean in f32, rounding once to the tensor dtype at the end."""
     max_reshape_dims: int | None = None
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
@@ -117,6 +122,7 @@ _FLEX = Profile(
     zero_scale="min_positive",
     stores_validated_scales=True,
     clamp_min_ignores_nan=True,
+    half_mean_in_f32=True,
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
     stores_as_native=True,

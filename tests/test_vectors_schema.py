@@ -43,11 +43,21 @@ def test_suite_loads_with_integrity_checks():
     assert len({v.id for v in suite.vectors}) == len({v.alias for v in suite.vectors}) == len(suite.vectors)
 
 
+def _burn_is_inexact(v: dict, profile: str) -> bool:
+    """Where burn itself gives no single answer: its float GEMM, and a mean summed in a machine-dependent order."""
+    if v["op"] == "ternary_matmul":
+        return True  # exact only on ndarray's fast path, which the generator decides from the lhs shape
+    return (v["op"] == "compute_range" and v["params"].get("calibration") == "absmean"
+            and oracle.get_profile(profile).mean_summation == "any_order")
+
+
 def test_allclose_only_where_burn_is_inexact(manifest):
     for v in manifest["vectors"]:
         for profile, e in v["expected"].items():
             for c in e.get("compare", {}).values():
-                assert v["op"] == "ternary_matmul" and c["kind"] == "allclose" and c["why"], (v["alias"], profile)
+                assert _burn_is_inexact(v, profile) and c["kind"] == "allclose" and c["why"], (v["alias"], profile)
+            if v["op"] == "compute_range" and "outputs" in e and not _burn_is_inexact(v, profile):
+                assert not e.get("compare"), (v["alias"], profile)
 
 
 def test_error_codes_are_catalogued(manifest):

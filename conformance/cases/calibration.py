@@ -51,6 +51,13 @@ def cases():
         _range("compute_range/absmean/tensor/random-1003", scheme("Q2S"),
                rng("compute_range/absmean/tensor/random-1003").standard_normal(1003).astype(np.float32),
                "absmean", spec=("§2",), reason="a long sum with leftover elements after the eight-way unrolling"),
+        _range("compute_range/absmean/tensor/f16-random", scheme("Q2S"),
+               rng("compute_range/absmean/tensor/f16-random").standard_normal(300).astype(np.float16), "absmean",
+               spec=("§2",), reason="flex sums an f16 mean in f32 and rounds once (ndarray has no f16 tensors)"),
+        _range("compute_range/absmean/block-32/bf16-random", scheme("Q2S", block=[32]),
+               rng("compute_range/absmean/block-32/bf16-random").standard_normal((2, 64)).astype(np.float32)
+               .astype(bf16(0.0).dtype), "absmean",
+               spec=("§2",), reason="a bf16 per-block mean, accumulated in f32 on flex"),
         _range("compute_range/absmean/tensor/random-100", scheme("Q2S"),
                rng("compute_range/absmean/tensor/random-100").standard_normal(100).astype(np.float32), "absmean",
                spec=("§2",), reason="inexact partial sums: the mean's last bit is the backend's summation order"),
