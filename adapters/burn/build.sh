@@ -14,7 +14,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # rustup puts cargo in ~/.cargo/bin, which a non-login shell (CI) may not have on its PATH.
 export PATH="$PATH:$HOME/.cargo/bin"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/qconform/cargo-target}"
+# BURN_FEATURES=simd,multi-threads builds burn's default configuration instead, into its own target dir.
+features="${BURN_FEATURES:-}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/qconform/cargo-target${features:+-defaults}}"
 
 if [ "$#" -eq 0 ]; then
     set -- pre3 0.22.1
@@ -37,7 +39,7 @@ for release in "$@"; do
             ;;
     esac
     start=$(date +%s)
-    cargo build --release --locked --manifest-path "$manifest" --bins >&2
+    cargo build --release --locked --manifest-path "$manifest" --bins ${features:+--features "$features"} >&2
     echo "build.sh: burn $release built in $(($(date +%s) - start)) s" >&2
     for bin in "${bins[@]}"; do
         paths+=("$CARGO_TARGET_DIR/release/$bin")
