@@ -28,7 +28,7 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
         raise panic("range.absmean_two_level")
     if scheme.block_size() is None:
         if x.size == 0:
-            raise panic("range.empty_ndarray" if prof.backend == "ndarray" else "range.empty_flex")
+            raise panic(prof.empty_range_panic)
         if calibration == "minmax":
             return x.min(keepdims=False).reshape(1), x.max().reshape(1)
         gamma = _mean(np.abs(x).reshape(-1), 0, prof).reshape(1)

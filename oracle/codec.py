@@ -133,7 +133,7 @@ def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> 
     from what the backend holds only where the backend holds something its own bytes cannot say: flex keeps
     extra scales, whose bytes then read back as values. The GPU profile answers with its logical parts."""
     prof = get_profile(profile)
-    if prof.backend == "cubecl":
+    if not prof.observes_through_bytes:
         return qtensor
     return from_bytes(to_bytes(qtensor, profile=prof), qtensor.codes.shape, qtensor.scheme, profile=prof)
 

@@ -28,12 +28,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
-    scheme = qtensor.scheme
-    if prof.backend == "cubecl":
-        x = _gpu(codes, effective_guard(scales, prof), glob, scheme, out)
-    else:
-        e = _effective(scales, glob, scheme, codes.shape, prof)
-        x = (e * codes.astype(np.float32)).astype(np.float32)
+    x = ARITHMETIC[prof.backend](codes, scales, glob, qtensor.scheme, out, prof)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -44,12 +39,10 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
     scheme, shape = qt.scheme, qt.codes.shape
     data = to_bytes(qt, profile=profile)
-    lookup = scheme.mode is QuantMode.Lookup
-    if profile.backend == "ndarray" and (lookup or scheme.value.name not in profile.from_data_values):
-        raise panic("ndarray.from_data_scheme", scheme=scheme.debug())
-    if profile.backend == "cubecl":
-        if scheme.mode is QuantMode.Lookup:
-            raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
+    refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
+    if refused and profile.from_data_panic is not None:
+        raise panic(profile.from_data_panic, scheme=scheme.debug())
+    if not profile.observes_through_bytes:
         # The GPU splits the same bytes by size; its codes are the logical ones given.
         held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
         return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
@@ -58,9 +51,16 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     if values.size != math.prod(shape):
         raise panic("data.shape_mismatch", shape=shape_debug(shape), size=values.size,
                     left=math.prod(shape), right=values.size)
-    if profile.backend == "flex" and scales.size == 0:
+    if profile.checks_qtensor and scales.size == 0:
         raise panic("flex.qtensor_no_scale")
     return values.reshape(shape), scales, glob
+
+
+def _cpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype,
+         profile: Profile) -> np.ndarray:
+    """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end)."""
+    e = _effective(scales, glob, scheme, codes.shape, profile)
+    return (e * codes.astype(np.float32)).astype(np.float32)
 
 
 def _effective(scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, shape, profile: Profile):
@@ -81,9 +81,11 @@ def _spread(per: np.ndarray, layout: BlockLayout, shape) -> np.ndarray:
 _FLOAT_CODES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
 
 
-def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype):
+def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype,
+         profile: Profile) -> np.ndarray:
     """GPU (§6): one-level ``F(q) * F(inner)`` in the output dtype; two-level ``F(f32(q) * f32(global*inner))``;
     float values decode their fp8/fp4 bit patterns."""
+    scales = effective_guard(scales, profile)
     q = _gpu_values(codes, scheme.value)
     size = scheme.block_size()
     layout = None if size is None else BlockLayout(codes.shape, size)
@@ -101,3 +103,7 @@ def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
     if value in _FLOAT_CODES:
         return codes.view(_FLOAT_CODES[value]).astype(np.float32)
     return codes.astype(np.float32)
+
+
+# The dequantize arithmetic per backend family (the GPU works in the output dtype, §6).
+ARITHMETIC = {"ndarray": _cpu, "flex": _cpu, "cubecl": _gpu}

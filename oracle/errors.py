@@ -107,6 +107,8 @@ _SITES = [
     PanicSite("cubecl.native_packing", "panic", "{value} doesn't support native packing", "§8 #43"),
     PanicSite("cubecl.global_not_f32", "assert_eq",
               "a two-level scheme binds its per-tensor scale as f32, got {scheme}", "§8 #44"),
+    PanicSite("cubecl.lookup_from_data", "unimplemented", "lookup quantization does not travel as a QFloat tensor",
+              "§8 #45 cubecl q_from_data"),
     PanicSite("cubecl.global_tensor_not_f32", "assert_eq",
               "a two-level scheme's per-tensor scale must be an f32 tensor, got {dtype}", "§8 #46"),
     PanicSite("cubecl.no_round_up", "assert",

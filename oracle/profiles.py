@@ -75,8 +75,30 @@ class Profile:
     """u32 packing order of sub-byte values; ``msb_first`` is a mutant (reversed nibbles)."""
     stores_as_native: bool = False
     """flex rewrites the scheme's store to Native after quantizing."""
+    keeps_extra_scales: bool = False
+    """flex keeps every scale it is given (ndarray keeps the first for a per-tensor scheme and asserts the count
+    for a block scheme)."""
+    asserts_block_count: bool = False
+    """ndarray's ``block_layout`` asserts one scale per block (§8 #29)."""
+    requires_two_level_global: bool = False
+    """ndarray ``expect``s the global of a two-level scheme (§8 #25); flex catches it later, in its QTensor."""
+    empty_global_panic: str = "scale.index_out_of_bounds"
+    """An empty global tensor: flex indexes it (out of bounds), ndarray unwraps its first element (the text of
+    an ``Option::unwrap`` on None, which its NaN-code panic shares)."""
+    writes_bytes_at_quantize: bool = False
+    """ndarray's quantize builds ``TensorData::quantized``, so its byte-level asserts fire at quantize time."""
+    checks_qtensor: bool = False
+    """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
+    from_data_panic: str | None = None
+    """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
+    observes_through_bytes: bool = True
+    """A user reads a CPU tensor back through its ``TensorData`` bytes; the GPU profile answers with its
+    logical parts (its packed words are not modelled)."""
     asserts_whole_blocks: bool = False
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
+    empty_range_panic: str = "range.empty_flex"
+    """The panic of ``min`` over an empty tensor (each backend words it its own way). The GPU profile assumes
+    flex's wording: a GPU's empty reduction was not observed."""
     mean_summation: str = "any_order"
     """How ``mean`` sums. ``unrolled8`` (ndarray, exact): the ``ndarray`` crate's eight-way ``unrolled_fold`` on
     contiguous lanes, in-order sub-array additions along other axes. ``any_order`` (flex): burn-flex's default
@@ -105,7 +127,13 @@ _NDARRAY = Profile(
     tensor_values=frozenset({"Q8F", "Q8S", "Q2S"}),
     block_values=frozenset({"Q8F", "Q8S"}),
     from_data_values=frozenset({"Q8F", "Q8S"}),
+    from_data_panic="ndarray.from_data_scheme",
+    asserts_block_count=True,
+    requires_two_level_global=True,
+    empty_global_panic="ndarray.nan_code",
+    writes_bytes_at_quantize=True,
     max_reshape_dims=6,
+    empty_range_panic="range.empty_ndarray",
     mean_summation="unrolled8",
     ternary_fast_path=True,
 )
@@ -126,6 +154,8 @@ _FLEX = Profile(
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
     stores_as_native=True,
+    keeps_extra_scales=True,
+    checks_qtensor=True,
 )
 
 _CUBECL = Profile(
@@ -142,6 +172,8 @@ _CUBECL = Profile(
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
     quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
+    from_data_panic="cubecl.lookup_from_data",
+    observes_through_bytes=False,
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(

@@ -20,7 +20,7 @@ import numpy as np
 
 from .blocks import BlockLayout, flat_chunk_per_element
 from .calibration import compute_range
-from .errors import BurnPanic, UndefinedBehaviour, panic
+from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
@@ -162,15 +162,9 @@ def _prepare(scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray |
             raise panic("quantize.global_without_two_level")
         g = np.asarray(global_scale).astype(np.float32).ravel()
         if g.size == 0:
-            raise _empty_global(profile)
+            raise panic(profile.empty_global_panic, len=0, index=0)
         glob = stored_scales(g[:1], dtype, profile)
     return stored, glob
-
-
-def _empty_global(profile: Profile) -> BurnPanic:
-    if profile.backend == "ndarray":
-        return BurnPanic("ndarray.nan_code", "called `Option::unwrap()` on a `None` value")
-    return panic("scale.index_out_of_bounds", len=0, index=0)
 
 
 def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
@@ -182,12 +176,12 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     if scheme.block_size() is None:
         if stored.size == 0:
             raise panic("scale.index_out_of_bounds", len=0, index=0)
-        if profile.backend == "ndarray":
+        if not profile.keeps_extra_scales:
             stored = stored[:1]
         codes = _chunked(lambda xc, e: encode(_divide(xc, e, profile), scheme, profile),
                          x32, effective_guard(stored[0], profile))
         return _finish(codes, scheme, stored, None, profile)
-    if scheme.global_scale_dtype() is not None and glob is None and profile.backend == "ndarray":
+    if scheme.global_scale_dtype() is not None and glob is None and profile.requires_two_level_global:
         raise panic("quantize.two_level_without_global")
     layout = BlockLayout(x.shape, scheme.block_size())
     if profile.asserts_whole_blocks and not layout.divides():
@@ -244,7 +238,7 @@ def _check_block_count(layout: BlockLayout, stored: np.ndarray, shape, scheme: Q
                        profile: Profile) -> None:
     """ndarray asserts the scale count; flex indexes (too few → out of bounds, extra kept)."""
     count = stored.size
-    if profile.backend == "ndarray" and layout.num_blocks() != count:
+    if profile.asserts_block_count and layout.num_blocks() != count:
         raise panic("ndarray.block_count", count=count, shape=shape_debug(shape),
                     block=scheme.block_size().debug(), left=layout.num_blocks(), right=count)
     if count < layout.num_blocks() and math.prod(shape) > 0:
@@ -265,11 +259,11 @@ def _finish(codes: np.ndarray, scheme: QuantScheme, stored: np.ndarray, glob: np
     """What the backend keeps, after the byte-level checks of ``TensorData::quantized`` (ndarray) or
     ``FlexQTensor::new`` (flex)."""
     result_scheme = scheme.with_store(NATIVE) if profile.stores_as_native else scheme
-    if profile.backend == "ndarray":
+    if profile.writes_bytes_at_quantize:
         two_level = scheme.global_scale_dtype()
         if two_level is not None and glob is not None and two_level is not ScaleDtype.F32:
             raise panic("bytes.global_not_f32", scheme=scheme.debug(), left=two_level.name, right="F32")
-    if profile.backend == "flex":
+    if profile.checks_qtensor:
         if stored.size == 0:
             raise panic("flex.qtensor_no_scale")
         expects = result_scheme.global_scale_dtype() is not None
