@@ -238,6 +238,8 @@ def test_gpu_scale_panics():
     lookup = Q8S.with_mode(o.QuantMode.Lookup)
     raises("cubecl.unsupported_scheme", f"Unsupported quantization scheme {lookup.debug()}",
            o.quantize_dynamic, X8, lookup, profile=CUBECL)
+    raises("cubecl.lookup_from_data", "not implemented: lookup quantization does not travel as a QFloat tensor",
+           o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, lookup), profile=CUBECL)
 
 
 def test_every_reachable_catalogue_code_has_a_test():
