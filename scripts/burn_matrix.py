@@ -26,20 +26,9 @@ def judge(suite, backend, profile: str):
 
 
 def cause(verdict) -> str:
-    """The most specific explanation of a failing vector: a one-rule mutant of the judged profile it matches
-    (that names the rule), else a profile it matches, else its failure kind and first wrong stage."""
-    diagnosis = verdict.diagnosis or {}
-    matches = diagnosis.get("matches") or []
-    descriptions = diagnosis.get("descriptions") or {}
-
-    def rank(name: str) -> int:
-        kind, _, short = name.partition(" ")
-        if kind == "mutant" and MUTANTS[short].base == verdict.profile:
-            return 0
-        return 1 if kind == "profile" else 2
-
-    for name in sorted(matches, key=rank)[:1]:
-        return f"{name}: {descriptions.get(name, '')}" if rank(name) == 0 else f"same as {name}"
+    """The most specific explanation of a failing vector: for an error, which panic; else the one-rule mutant of
+    the judged profile it matches (that names the rule), else a profile it behaves as, else its first wrong
+    stage."""
     actual = (verdict.details.get("actual_error") or {}).get("code") or "an uncatalogued panic"
     expected = (verdict.details.get("expected_error") or {}).get("code")
     if verdict.kind == "unexpected error":
@@ -48,6 +37,17 @@ def cause(verdict) -> str:
         return f"answers where the profile panics ({expected})"
     if verdict.kind == "wrong error":
         return f"panics ({actual}) where the profile panics ({expected})"
+    diagnosis = verdict.diagnosis or {}
+    descriptions = diagnosis.get("descriptions") or {}
+
+    def rank(name: str) -> int:
+        kind, _, short = name.partition(" ")
+        if kind == "mutant" and MUTANTS[short].base == verdict.profile:
+            return 0
+        return 1 if kind == "profile" else 2
+
+    for name in sorted(diagnosis.get("matches") or [], key=rank)[:1]:
+        return f"{name}: {descriptions.get(name, '')}" if rank(name) == 0 else f"same as {name}"
     stage = diagnosis.get("stage")
     return f"{verdict.kind}" + (f", first wrong stage {stage}" if stage else "")
 
