@@ -1,0 +1,211 @@
+"""The semantic cells a vector covers, as tags: structural ones read off its op and params (``value:Q8S``,
+``level:two-level``, ``shape:partial-block``), value classes read off its data and the oracle's stages
+(``class:tie-odd-neg``, ``class:reciprocal-split``) and outcome tags (``panic:<code>``, ``profiles:disagree``).
+``qconform coverage`` aggregates them over the declared lattice (``conformance/coverage.py``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+
+import oracle
+from oracle import BlockLayout, QuantScheme, get_profile
+
+from . import tensorio
+from .cases import Case
+
+AUTO_CLASSES = frozenset({
+    "signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg", "tie-odd-pos",
+    "tie-odd-neg", "tie-neighbour", "almost-half", "saturate", "on-grid", "zero-block", "zero-scale",
+    "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split",
+})
+_REFERENCE_ORDER = ("ndarray", "cubecl", "flex")
+
+
+def _level(scheme: QuantScheme) -> str:
+    if scheme.block_size() is None:
+        return "tensor"
+    return "two-level" if scheme.global_scale_dtype() is not None else "block"
+
+
+def structural_tags(c: Case) -> set[str]:
+    tags = {f"op:{c.op}"}
+    p = c.params
+    if "scheme" in p:
+        s = QuantScheme.from_json(p["scheme"])
+        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{_level(s)}",
+                 f"scale:{s.scale_dtype().name}"}
+        if s.global_scale_dtype() is not None:
+            tags.add(f"global:{s.global_scale_dtype().name}")
+        raw = (p["scheme"].get("block") or {}).get("size") or []
+        if raw and raw[0] == 1:
+            tags.add("shape:leading-1")
+        if raw and raw != list(s.block_size().dims):
+            tags.add("shape:canonicalized")
+    if "dtype" in p and p["dtype"] in oracle.ScaleDtype.__members__:
+        tags.add(f"scale:{p['dtype']}")
+    if "value" in p:
+        tags.add(f"value:{p['value']}")
+    for key in ("api", "calibration"):
+        if key in p:
+            tags.add(f"{key}:{p[key]}")
+    primary = next((c.inputs[k] for k in ("x", "codes", "min", "lhs", "scales", "bytes", "words") if k in c.inputs),
+                   None)
+    if c.op == "dequantize":
+        tags.add(f"dtype:{p.get('dtype', 'f32')}")
+    elif primary is not None and primary.dtype.kind == "f" or (primary is not None and primary.dtype.name == "bfloat16"):
+        tags.add(f"dtype:{oracle.rounding.dtype_name(primary.dtype)}")
+    shape = tuple(p["shape"]) if c.op == "scheme_info" else (None if primary is None else primary.shape)
+    if shape is not None and c.op in ("quantize", "quantize_dynamic", "dequantize", "scheme_info", "compute_range",
+                                      "to_bytes", "from_bytes"):
+        if c.op == "from_bytes":
+            shape = tuple(p["shape"])
+        tags |= _shape_tags(shape, p.get("scheme"))
+    return tags
+
+
+def _shape_tags(shape: tuple, scheme_json) -> set[str]:
+    tags = {f"shape:rank-{len(shape)}"}
+    numel = math.prod(shape)
+    if numel == 0:
+        tags.add("shape:empty")
+    if numel >= 4096:
+        tags.add("shape:large")
+    if scheme_json is None:
+        return tags
+    size = QuantScheme.from_json(scheme_json).block_size()
+    if size is None:
+        return tags
+    ext = size.to_dim_vec(len(shape))
+    if any(d % e for d, e in zip(shape, ext)):
+        tags.add("shape:partial-block")
+    if any(e > 1 for e in ext[:-1]):
+        tags.add("shape:nd-block")
+    if any(e > d for d, e in zip(shape, ext)):
+        tags.add("shape:block-larger")
+    if len(size.dims) > len(shape):
+        tags.add("shape:block-rank-exceeds")
+    return tags
+
+
+def _round_away(v):
+    return oracle.round_half_away(np.asarray(v, dtype=np.float32))
+
+
+def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
+    """Value classes read off the inputs and the reference profile's stages."""
+    tags: set[str] = set()
+    x = c.inputs.get("x")
+    if x is not None and x.size and c.op in ("quantize", "quantize_dynamic", "compute_range"):
+        xf = x.astype(np.float32)
+        info_tiny = float(np.finfo(np.float16).tiny) if x.dtype == np.float16 else oracle.scheme.F32_MIN_POSITIVE
+        finite_max = {np.dtype(np.float16): 65504.0}.get(x.dtype, None)
+        if finite_max is None:
+            finite_max = float(np.finfo(np.float32).max) if x.dtype == np.float32 else oracle.scheme.BF16_MAX
+        if np.any((xf == 0) & np.signbit(xf)):
+            tags.add("signed-zero")
+        if np.any((xf != 0) & (np.abs(xf) < info_tiny)):
+            tags.add("subnormal")
+        if np.any(np.isinf(xf)):
+            tags.add("inf")
+        if np.any(np.isnan(xf)):
+            tags.add("nan")
+        if np.any(np.abs(xf) == finite_max):
+            tags.add("max-finite")
+        if c.op == "quantize_dynamic":
+            s = QuantScheme.from_json(c.params["scheme"])
+            size = s.block_size()
+            if size is None:
+                zero = not np.any(xf)
+            else:
+                layout = BlockLayout(x.shape, size)
+                zero = layout.divides() and bool(np.any(np.all(
+                    layout.element_view(xf) == 0, axis=tuple(range(1, 2 * x.ndim, 2)))))
+            if zero:
+                tags.add("zero-block")
+    if c.op not in ("quantize", "quantize_dynamic"):
+        return {f"class:{t}" for t in tags}
+    scheme = QuantScheme.from_json(c.params["scheme"])
+    a, b = scheme.value.range()
+    ref = None
+    for backend in _REFERENCE_ORDER:
+        for name, e in entries.items():
+            if get_profile(name).backend == backend and "_stages" in e and "scaled" in e["_stages"]:
+                ref = ref or e["_stages"]
+    for e in entries.values():
+        st = e.get("_stages") or {}
+        r = st.get("rounded_scales")
+        if r is not None and r.size:
+            if np.any(r == 0):
+                tags.add("zero-scale")
+            if scheme.scale_dtype().name == "UE4M3" and np.any((r > 0) & (r < 2.0**-6)):
+                tags.add("ue4m3-subnormal-scale")
+    if ref is None:
+        return {f"class:{t}" for t in tags}
+    with np.errstate(all="ignore"):
+        return {f"class:{t}" for t in tags | _scaled_classes(ref, a, b)}
+
+
+def _scaled_classes(ref: dict, a: float, b: float) -> set[str]:
+    tags: set[str] = set()
+    v = ref["scaled"].ravel()
+    fin = np.isfinite(v)
+    av = np.abs(v)
+    fl = np.floor(av)
+    tie = fin & (av - fl == 0.5)
+    inside = np.where(np.signbit(v), fl + 1 <= -a, fl + 1 <= b)
+    for parity, name in ((0, "even"), (1, "odd")):
+        hit = tie & inside & (fl % 2 == parity)
+        if np.any(hit & ~np.signbit(v)):
+            tags.add(f"tie-{name}-pos")
+        if np.any(hit & np.signbit(v)):
+            tags.add(f"tie-{name}-neg")
+    half = (fl + 0.5).astype(np.float32)
+    near = fin & ~tie & ((np.nextafter(half, np.float32(0)) == av) | (np.nextafter(half, np.float32(np.inf)) == av))
+    if np.any(near & (av < b)):
+        tags.add("tie-neighbour")
+    if np.any(av == np.float32(0.49999997)):
+        tags.add("almost-half")
+    if np.any((v > b) | (v < a)):
+        tags.add("saturate")
+    nonzero = fin & (v != 0)
+    if nonzero.sum() >= 2 and np.all(v[fin] == np.trunc(v[fin])) and np.all(fin):
+        tags.add("on-grid")
+    x32, e = ref["_x32"].ravel(), np.broadcast_to(ref["_e"], ref["_x32"].shape).ravel()
+    div = np.clip(_round_away(x32 / e), a, b)
+    rec = np.clip(_round_away(x32 * (np.float32(1) / e)), a, b)
+    if np.any((div != rec) & np.isfinite(div) & np.isfinite(rec)):
+        tags.add("reciprocal-split")
+    if "_s" in ref:
+        s_el = np.broadcast_to(ref["_s"], ref["_x32"].shape).ravel()
+        seq = np.clip(_round_away((x32 / s_el) / ref["_g"]), a, b)
+        prod = np.clip(_round_away(x32 / (ref["_g"] * s_el)), a, b)
+        if np.any((seq != prod) & np.isfinite(seq) & np.isfinite(prod)):
+            tags.add("two-level-split")
+    return tags
+
+
+def outcome_tags(entries: dict[str, dict]) -> set[str]:
+    tags = set()
+    errors = [e["error"]["code"] for e in entries.values() if "error" in e]
+    tags |= {f"panic:{code}" for code in errors}
+    tags.add("outcome:error" if errors else "outcome:ok")
+    if len(errors) not in (0, len(entries)):
+        tags.add("outcome:ok")
+    if len({_fingerprint(e) for e in entries.values()}) > 1:
+        tags.add("profiles:disagree")
+    return tags
+
+
+def _fingerprint(e: dict) -> str:
+    if "error" in e:
+        return "error:" + e["error"]["code"]
+    h = hashlib.sha256()
+    for name in sorted(e["outputs"]):
+        a = e["outputs"][name]
+        h.update(f"{name}{tensorio.dtype_name(a)}{a.shape}".encode() + a.tobytes())
+    h.update(json.dumps(e["values"], sort_keys=True).encode())
+    return h.hexdigest()
