@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .scheme import QuantValue
-
 _INT_VALUES = frozenset({"Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S"})
 _ALL_VALUES = _INT_VALUES | {"E4M3", "E5M2", "E2M1"}
 
@@ -46,8 +44,6 @@ class Profile:
     zero_scale: str = "point_one"
     """Effective-scale guard: ``point_one`` (ndarray ``valid_scale``: exactly 0 → 0.1); ``min_positive`` (flex
     ``validated_scale``: non-positive or non-finite → ``round_up(f32::MIN_POSITIVE)``); ``none`` (GPU)."""
-    stores_validated_scales: bool = False
-    """flex stores the validated scales; ndarray stores the rounded ones (an all-zero tensor stores 0)."""
     ue8m0: bool = False
     """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
     bf16_grid_from_f16: bool = False
@@ -148,7 +144,6 @@ _FLEX = Profile(
     nan_code="zero",
     saturate_codes_to_i8=True,
     zero_scale="min_positive",
-    stores_validated_scales=True,
     clamp_min_ignores_nan=True,
     half_mean_in_f32=True,
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
@@ -211,5 +206,3 @@ def profiles() -> dict[str, str]:
     """Every named profile with its one-line description."""
     return {name: p.description for name, p in PROFILES.items()}
 
-
-INT_VALUES = frozenset(QuantValue[v] for v in _INT_VALUES)

@@ -36,7 +36,8 @@ def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> 
 
 
 def stored_scales(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
-    """What the backend keeps as the tensor's scales."""
+    """What the backend keeps as the tensor's scales: flex validates them (and keeps the validated ones), the
+    others keep the rounded scales (ndarray's 0.1 guard touches only the divisor: an all-zero tensor stores 0)."""
     if profile.zero_scale == "min_positive":
         return validated_scale(scales, dtype, profile)
     return scale_to_dtype(scales, dtype, profile)
