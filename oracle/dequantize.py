@@ -28,7 +28,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
-    x = ARITHMETIC[prof.backend](codes, scales, glob, qtensor.scheme, out, prof)
+    x = KERNELS[prof.kernel](codes, scales, glob, qtensor.scheme, out, prof)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -105,5 +105,5 @@ def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
     return codes.astype(np.float32)
 
 
-# The dequantize arithmetic per backend family (the GPU works in the output dtype, §6).
-ARITHMETIC = {"ndarray": _cpu, "flex": _cpu, "cubecl": _gpu}
+# The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
+KERNELS = {"cpu": _cpu, "gpu": _gpu}

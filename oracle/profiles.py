@@ -1,7 +1,7 @@
 """Profiles: where burn's backends legitimately differ, each difference is a named field (spec §5.2-§5.4, §6).
 
-A :class:`Profile` is data: the oracle's arithmetic reads its fields and never asks which backend it models. The
-mutation registry (``conformance/mutants.py``) derives plausible wrong implementations by replacing one field.
+A :class:`Profile` is data: the oracle's arithmetic reads its fields and never asks which backend it models (the
+``kernel`` field picks the CPU or the GPU algorithm, which differ in more than a constant). The mutation registry (``conformance/mutants.py``) derives plausible wrong implementations by replacing one field.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ class Profile:
     description: str
     release: str
     backend: str
+    kernel: str = "cpu"
+    """``cpu``: f32 arithmetic on the f32-converted input (ndarray, flex, §5.2-5.3); ``gpu``: the cubecl kernel,
+    which divides and dequantizes in the tensor's own dtype (§5.4, §6)."""
 
     # --- element arithmetic (quantize) ---
     tie: str = "away"
@@ -160,6 +163,7 @@ _CUBECL = Profile(
                 "PackedNative E2M1",
     release="0.22.0-pre.3",
     backend="cubecl",
+    kernel="gpu",
     tie="even",
     divide_in_input_dtype=True,
     nan_code="hi",

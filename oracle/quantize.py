@@ -38,7 +38,7 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     require_dtypes(prof, x, scales, global_scale)
     if checked:
         tensor_checks(scheme, global_scale)
-    return BACKENDS[prof.backend](x, scheme, np.asarray(scales), global_scale, prof)
+    return KERNELS[prof.kernel](x, scheme, np.asarray(scales), global_scale, prof)
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *,
@@ -49,7 +49,7 @@ def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *,
     require_dtypes(prof, x)
     lo, hi = compute_range(x, scheme, "minmax", profile=prof)
     scales, glob = compute_q_params(lo, hi, scheme, profile=prof)
-    return BACKENDS[prof.backend](x, scheme, scales, glob, prof)
+    return KERNELS[prof.kernel](x, scheme, scales, glob, prof)
 
 
 def require_dtypes(profile: Profile, *tensors: np.ndarray | None) -> None:
@@ -305,4 +305,4 @@ def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     return QTensor(codes, stored if layout else stored[:1], glob, scheme)
 
 
-BACKENDS = {"ndarray": _quantize_cpu, "flex": _quantize_cpu, "cubecl": _quantize_gpu}
+KERNELS = {"cpu": _quantize_cpu, "gpu": _quantize_gpu}
