@@ -27,8 +27,6 @@ import numpy as np
 
 import oracle
 from oracle import BlockLayout, BurnPanic, QuantScheme, get_profile
-from oracle.quantize import encode
-from oracle.scales import effective_guard, stored_scales
 
 from . import tensorio
 from .cases import Case
@@ -125,7 +123,8 @@ def expect(c: Case, profile: str) -> dict:
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            result = oracle.run(c.op, c.params, inputs, profile=profile)
+            trace: dict = {}
+            result = oracle.run(c.op, c.params, inputs, profile=profile, trace=trace)
     except BurnPanic as p:
         return {"error": {"code": p.code, "message": p.message}}
     except Exception as e:
@@ -136,11 +135,10 @@ def expect(c: Case, profile: str) -> dict:
         raise CaseError(f"case {c.alias!r} under {profile}: {e}") from None
     outputs = {name: np.ascontiguousarray(v) for name, v in split.outputs.items()}
     values = {name: _canonical_json(v, f"case {c.alias!r}: value {name!r}") for name, v in split.values.items()}
-    entry = {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs)}
-    stages = intermediates(c, profile, outputs)
-    entry["intermediates"] = {k: v for k, v in stages.items() if not k.startswith("_")}
-    entry["_stages"] = stages
-    return entry
+    # The oracle's own stages of this very run: what the expectation is made of, for locating a divergence.
+    stages = {name: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for name, v in trace.items()}
+    return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs),
+            "intermediates": stages}
 
 
 def _contracts(c: Case, profile: str, outputs: dict) -> dict:
@@ -193,100 +191,6 @@ def _fast_path(lhs_shape, profile: str) -> bool:
     return oracle.matmul.takes_fast_path(tuple(lhs_shape), profile)
 
 
-# ---- intermediates ------------------------------------------------------------------------------------------
-
-def _one_level(scheme: QuantScheme) -> QuantScheme:
-    return QuantScheme(scheme.value, scheme.store, scheme.mode, None, scheme.block)
-
-
-def _spread(per_block: np.ndarray, x_shape, scheme: QuantScheme) -> tuple[np.ndarray, object]:
-    """Per-block values as an array broadcastable against ``view(x)``, and ``view``."""
-    size = scheme.block_size()
-    if size is None:
-        return np.asarray(per_block[:1]).reshape(()), lambda a: a
-    layout = BlockLayout(tuple(x_shape), size)
-    return layout.per_element(per_block[: layout.num_blocks()]), layout.element_view
-
-
-def intermediates(c: Case, profile: str, outputs: dict) -> dict:
-    """Stage values for diagnosis, computed with the oracle's public functions for this profile. Keys starting
-    with ``_`` are kept for tag derivation only. For quantize paths the recomputed codes must equal the
-    oracle's outputs, so the intermediates cannot drift from what the expectation is made of."""
-    if c.op not in ("quantize", "quantize_dynamic", "compute_q_params", "dequantize"):
-        return {}
-    prof = get_profile(profile)
-    scheme = QuantScheme.from_json(c.params["scheme"])
-    two_level = scheme.global_scale_dtype() is not None
-    out: dict = {}
-    if c.op == "compute_q_params":
-        if two_level:
-            out["raw_scales"], _ = oracle.compute_q_params(c.inputs["min"], c.inputs["max"], _one_level(scheme),
-                                                           profile=prof)
-        return out
-    if c.op == "dequantize":
-        scales = outputs_scales = np.asarray(c.inputs["scales"], dtype=np.float32).ravel()
-        glob = c.inputs.get("global")
-        if scheme.block_size() is None:
-            eff = outputs_scales[:1]
-        else:
-            eff = (np.float32(1.0) if glob is None else np.float32(glob.ravel()[0])) * scales
-        out["effective_scales"] = effective_guard(eff, prof) if prof.backend != "cubecl" else eff.astype(np.float32)
-        return out
-    x = np.asarray(c.inputs["x"])
-    if c.op == "quantize_dynamic":
-        lo, hi = oracle.compute_range(x, scheme, "minmax", profile=prof)
-        out["min"], out["max"] = lo, hi
-        out["raw_scales"], _ = oracle.compute_q_params(lo, hi, _one_level(scheme) if two_level else scheme,
-                                                       profile=prof)
-        scales, glob = oracle.compute_q_params(lo, hi, scheme, profile=prof)
-        if glob is not None:
-            out["normalized_scales"], out["global"] = scales, glob
-    else:
-        scales, glob = c.inputs["scales"], c.inputs.get("global")
-    flat = np.asarray(scales).astype(np.float32).ravel()
-    out["rounded_scales"] = oracle.round_up(flat, scheme.scale_dtype(), profile=prof)
-    stored = stored_scales(flat, scheme.scale_dtype(), prof)
-    if prof.backend == "cubecl":
-        g = None if glob is None else np.asarray(glob, dtype=np.float32).ravel()[:1]
-    else:
-        g = None if glob is None else stored_scales(np.asarray(glob).astype(np.float32).ravel()[:1],
-                                                    scheme.global_scale_dtype(), prof)
-    if scheme.block_size() is None:
-        stored = stored[:1]
-    if prof.backend == "cubecl":
-        eff = stored.astype(x.dtype).astype(np.float32) if g is None else (g[0] * stored).astype(np.float32)
-    else:
-        eff = effective_guard(stored if g is None else g[0] * stored, prof)
-    out["effective_scales"] = eff.astype(np.float32)
-    if x.size == 0:
-        return out
-    per, view = _spread(eff, x.shape, scheme)
-    xv = view(x)
-    with np.errstate(all="ignore"):
-        if prof.backend == "cubecl":
-            v = (xv / per.astype(x.dtype)) if g is None else (xv.astype(np.float32) / per)
-            v = np.asarray(v).astype(x.dtype).astype(np.float32)
-        elif prof.division == "reciprocal":
-            v = xv.astype(np.float32) * (np.float32(1.0) / per)
-        else:
-            v = xv.astype(np.float32) / per
-    scaled = np.asarray(v, dtype=np.float32).reshape(x.shape)
-    out["scaled"] = scaled
-    if "codes" in outputs and outputs["codes"].shape == x.shape:  # (flex's extra scales read back as codes)
-        again = encode(scaled.copy(), scheme, prof).reshape(x.shape)
-        if not np.array_equal(again.view(np.uint8), outputs["codes"].view(np.uint8)):
-            raise CaseError(f"case {c.alias!r}: intermediates under {profile} do not reproduce the oracle's codes")
-    # private stages for tag derivation (division form, f32)
-    with np.errstate(all="ignore"):
-        out["_x32"] = x.astype(np.float32)
-        out["_e"] = np.broadcast_to(per, np.shape(xv)).reshape(x.shape) if x.ndim else per
-        if g is not None:
-            s_per, _ = _spread(stored, x.shape, scheme)
-            out["_s"] = np.broadcast_to(s_per, np.shape(xv)).reshape(x.shape)
-            out["_g"] = g[0]
-    return out
-
-
 # ---- building and writing ---------------------------------------------------------------------------------
 
 def build(suite: str = "core") -> list[dict]:
@@ -310,8 +214,6 @@ def build(suite: str = "core") -> list[dict]:
         missing = {t for t in declared if checkable and t.startswith("class:") and t[6:] in AUTO_CLASSES} - derived
         if missing:
             raise CaseError(f"case {c.alias!r} declares {sorted(missing)} but its data does not show it")
-        for e in entries.values():
-            e.pop("_stages", None)
         vectors.append({"alias": c.alias, "op": c.op, "params": params, "inputs": c.inputs,
                         "tags": sorted(declared | derived), "spec": list(c.spec), "reason": c.reason,
                         "expected": entries})

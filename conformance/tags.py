@@ -133,11 +133,11 @@ def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
     ref = None
     for backend in _REFERENCE_ORDER:
         for name, e in entries.items():
-            if get_profile(name).backend == backend and "_stages" in e and "scaled" in e["_stages"]:
-                ref = ref or e["_stages"]
+            stages = e.get("intermediates") or {}
+            if get_profile(name).backend == backend and "scaled" in stages:
+                ref = ref or stages
     for e in entries.values():
-        st = e.get("_stages") or {}
-        r = st.get("rounded_scales")
+        r = (e.get("intermediates") or {}).get("rounded_scales")
         if r is not None and r.size:
             if np.any(r == 0):
                 tags.add("zero-scale")
@@ -146,10 +146,22 @@ def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
     if ref is None:
         return {f"class:{t}" for t in tags}
     with np.errstate(all="ignore"):
-        return {f"class:{t}" for t in tags | _scaled_classes(ref, a, b)}
+        return {f"class:{t}" for t in tags | _scaled_classes(ref, x, scheme, a, b)}
 
 
-def _scaled_classes(ref: dict, a: float, b: float) -> set[str]:
+def _per_element(grid: np.ndarray, shape: tuple, scheme: QuantScheme) -> np.ndarray:
+    """Per-block values spread over a tensor of ``shape``."""
+    size = scheme.block_size()
+    if size is None:
+        return np.broadcast_to(grid.ravel()[0], shape)
+    layout = BlockLayout(shape, size)
+    per = layout.per_element(grid.ravel()[: layout.num_blocks()])
+    return np.broadcast_to(per, np.shape(layout.element_view(np.empty(shape, np.int8)))).reshape(shape)
+
+
+def _scaled_classes(ref: dict, x: np.ndarray, scheme: QuantScheme, a: float, b: float) -> set[str]:
+    """Classes of the divided values ``x / e`` (the reference profile's ``scaled`` stage), and whether the
+    division forms burn's backends use would round some element differently."""
     tags: set[str] = set()
     v = ref["scaled"].ravel()
     fin = np.isfinite(v)
@@ -174,15 +186,17 @@ def _scaled_classes(ref: dict, a: float, b: float) -> set[str]:
     nonzero = fin & (v != 0)
     if nonzero.sum() >= 2 and np.all(v[fin] == np.trunc(v[fin])) and np.all(fin):
         tags.add("on-grid")
-    x32, e = ref["_x32"].ravel(), np.broadcast_to(ref["_e"], ref["_x32"].shape).ravel()
+    x32 = x.astype(np.float32).ravel()
+    e = _per_element(ref["effective_scales"], x.shape, scheme).ravel()
     div = np.clip(_round_away(x32 / e), a, b)
     rec = np.clip(_round_away(x32 * (np.float32(1) / e)), a, b)
     if np.any((div != rec) & np.isfinite(div) & np.isfinite(rec)):
         tags.add("reciprocal-split")
-    if "_s" in ref:
-        s_el = np.broadcast_to(ref["_s"], ref["_x32"].shape).ravel()
-        seq = np.clip(_round_away((x32 / s_el) / ref["_g"]), a, b)
-        prod = np.clip(_round_away(x32 / (ref["_g"] * s_el)), a, b)
+    if "global" in ref:
+        g = ref["global"].ravel()[0]
+        s_el = _per_element(ref["rounded_scales"], x.shape, scheme).ravel()
+        seq = np.clip(_round_away((x32 / s_el) / g), a, b)
+        prod = np.clip(_round_away(x32 / (g * s_el)), a, b)
         if np.any((seq != prod) & np.isfinite(seq) & np.isfinite(prod)):
             tags.add("two-level-split")
     return tags

@@ -23,11 +23,16 @@ from .scales import effective_guard
 from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
 
 
-def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
-    """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``)."""
+def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
+               trace: dict | None = None) -> np.ndarray:
+    """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``trace`` receives the per-block
+    ``effective_scales`` the codes are multiplied by."""
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
+    if trace is not None:
+        grid = scales[:1] if qtensor.scheme.block_size() is None else scales
+        trace["effective_scales"] = effective_guard((np.float32(1) if glob is None else glob[0]) * grid, prof)
     x = KERNELS[prof.kernel](codes, scales, glob, qtensor.scheme, out, prof)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())

@@ -62,24 +62,24 @@ def _compute_range(params, inputs, prof) -> Outputs:
     return {"min": lo, "max": hi}
 
 
-def _compute_q_params(params, inputs, prof) -> Outputs:
+def _compute_q_params(params, inputs, prof, trace) -> Outputs:
     require_dtypes(prof, inputs["min"], inputs["max"])
-    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof)
+    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof, trace=trace)
     return {"scales": scales} if glob is None else {"scales": scales, "global": glob}
 
 
-def _quantize(params, inputs, prof) -> Outputs:
+def _quantize(params, inputs, prof, trace) -> Outputs:
     qt = quantize(inputs["x"], _scheme(params), inputs["scales"], inputs.get("global"), profile=prof,
-                  checked=params.get("api", "tensor") == "tensor")
+                  checked=params.get("api", "tensor") == "tensor", trace=trace)
     return _qtensor_outputs(qt, prof)
 
 
-def _quantize_dynamic(params, inputs, prof) -> Outputs:
-    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof), prof)
+def _quantize_dynamic(params, inputs, prof, trace) -> Outputs:
+    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof, trace=trace), prof)
 
 
-def _dequantize(params, inputs, prof) -> Outputs:
-    return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof)}
+def _dequantize(params, inputs, prof, trace) -> Outputs:
+    return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, trace=trace)}
 
 
 def _to_bytes(params, inputs, prof) -> Outputs:
@@ -143,11 +143,18 @@ OPS: dict[str, Callable[[dict, dict, Profile], Outputs]] = {
 }
 
 
+# The ops that can report their intermediate stages (see quantize.py) take a trace dict as well.
+TRACED = {"compute_q_params", "quantize", "quantize_dynamic", "dequantize"}
+
+
 def run(op: str, params: dict, inputs: dict[str, np.ndarray], *,
-        profile: str | Profile = DEFAULT_PROFILE) -> Outputs:
-    """Perform ``op`` as the profile's backend does; an expected failure raises :class:`oracle.BurnPanic`."""
+        profile: str | Profile = DEFAULT_PROFILE, trace: dict | None = None) -> Outputs:
+    """Perform ``op`` as the profile's backend does; an expected failure raises :class:`oracle.BurnPanic`.
+    ``trace``, if given, receives the op's intermediate stages (for the ops in ``TRACED``)."""
     try:
         handler = OPS[op]
     except KeyError:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}") from None
+    if op in TRACED:
+        return handler(params, inputs, get_profile(profile), trace)
     return handler(params, inputs, get_profile(profile))

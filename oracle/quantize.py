@@ -9,6 +9,10 @@ The backend operation, as every profile performs it:
 3. each element is divided by its block's *effective* scale (``global * s`` for a two-level scheme, with
    ndarray's 0 → 0.1 guard), rounded (ties away from zero on the CPU, to even on the GPU) and clamped to the
    value range ``[a, b]``.
+
+A ``trace`` dict, when given, receives the stages (``min``/``max``, ``raw_scales``, ``normalized_scales``,
+``global``, ``rounded_scales``, ``effective_scales``, ``scaled`` = the divided values before rounding): the golden
+vectors carry them so a divergence can be located at its first wrong stage.
 """
 
 from __future__ import annotations
@@ -31,25 +35,27 @@ from .support import check_quantize
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
-             profile: str | Profile = DEFAULT_PROFILE, checked: bool = False) -> QTensor:
+             profile: str | Profile = DEFAULT_PROFILE, checked: bool = False, trace: dict | None = None) -> QTensor:
     """``B::quantize(x, scheme, qparams)``; with ``checked=True``, ``Tensor::quantize`` (its asserts first)."""
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x, scales, global_scale)
     if checked:
         tensor_checks(scheme, global_scale)
-    return KERNELS[prof.kernel](x, scheme, np.asarray(scales), global_scale, prof)
+    return KERNELS[prof.kernel](x, scheme, np.asarray(scales), global_scale, prof, trace)
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *,
-                     profile: str | Profile = DEFAULT_PROFILE) -> QTensor:
+                     profile: str | Profile = DEFAULT_PROFILE, trace: dict | None = None) -> QTensor:
     """``Tensor::quantize_dynamic``: MinMax ``compute_range`` → ``compute_q_params`` → ``B::quantize`` (§5.1)."""
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x)
     lo, hi = compute_range(x, scheme, "minmax", profile=prof)
-    scales, glob = compute_q_params(lo, hi, scheme, profile=prof)
-    return KERNELS[prof.kernel](x, scheme, scales, glob, prof)
+    if trace is not None:
+        trace["min"], trace["max"] = lo, hi
+    scales, glob = compute_q_params(lo, hi, scheme, profile=prof, trace=trace)
+    return KERNELS[prof.kernel](x, scheme, scales, glob, prof, trace)
 
 
 def require_dtypes(profile: Profile, *tensors: np.ndarray | None) -> None:
@@ -168,7 +174,7 @@ def _prepare(scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray |
 
 
 def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
-                  profile: Profile) -> QTensor:
+                  profile: Profile, trace: dict | None) -> QTensor:
     """burn-ndarray (§5.2) and burn-flex (§5.3): f32 arithmetic on the f32-converted input."""
     stored, glob = _prepare(scheme, scales, global_scale, profile)
     check_quantize(scheme, x.shape, profile)
@@ -178,8 +184,10 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
             raise panic("scale.index_out_of_bounds", len=0, index=0)
         if not profile.keeps_extra_scales:
             stored = stored[:1]
-        codes = _chunked(lambda xc, e: encode(_divide(xc, e, profile), scheme, profile),
-                         x32, effective_guard(stored[0], profile))
+        e = effective_guard(stored[0], profile)
+        _record(trace, stored, None, e)
+        codes = _divide_and_encode(lambda xc, ec: _divide(xc, ec, profile), x32, e, scheme, profile, trace,
+                                   x.shape)
         return _finish(codes, scheme, stored, None, profile)
     if scheme.global_scale_dtype() is not None and glob is None and profile.requires_two_level_global:
         raise panic("quantize.two_level_without_global")
@@ -189,15 +197,36 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     _check_block_count(layout, stored, x.shape, scheme, profile)
     multiplier = np.float32(1.0) if glob is None else glob[0]
     per = _per_element(stored, layout, scheme, profile)
+    _record(trace, stored, glob, effective_guard(multiplier * stored[: layout.num_blocks()], profile))
     if profile.two_level_division == "sequential" and glob is not None:
-        def step(xc, pc):
-            return encode(_divide(_divide(xc, effective_guard(pc, profile), profile), multiplier, profile),
-                          scheme, profile)
-        codes = _chunked(step, layout.element_view(x32), per)
+        def divide(xc, pc):
+            return _divide(_divide(xc, effective_guard(pc, profile), profile), multiplier, profile)
+        aux = per
     else:
-        codes = _chunked(lambda xc, ec: encode(_divide(xc, ec, profile), scheme, profile),
-                         layout.element_view(x32), effective_guard(multiplier * per, profile))
+        def divide(xc, ec):
+            return _divide(xc, ec, profile)
+        aux = effective_guard(multiplier * per, profile)
+    codes = _divide_and_encode(divide, layout.element_view(x32), aux, scheme, profile, trace, x.shape)
     return _finish(codes.reshape(x.shape), scheme, stored, glob, profile)
+
+
+def _record(trace: dict | None, stored: np.ndarray, glob: np.ndarray | None, effective) -> None:
+    if trace is not None:
+        trace["rounded_scales"] = stored
+        trace["effective_scales"] = np.atleast_1d(np.asarray(effective, dtype=np.float32))
+        if glob is not None:
+            trace["global"] = glob
+
+
+def _divide_and_encode(divide, xv: np.ndarray, aux, scheme: QuantScheme, profile: Profile,
+                       trace: dict | None, shape: tuple[int, ...]) -> np.ndarray:
+    """``encode(divide(xv, aux))`` for the tensor of ``shape`` viewed as ``xv``: in cache-sized chunks, or, when
+    tracing, whole, keeping the divided values (in ``shape``)."""
+    if trace is None:
+        return _chunked(lambda xc, ac: encode(divide(xc, ac), scheme, profile), xv, aux)
+    v = divide(xv, aux)
+    trace["scaled"] = np.array(v, dtype=np.float32).reshape(shape)
+    return encode(v, scheme, profile)
 
 
 _CHUNK = 1 << 16  # elements per step: every temporary of the pipeline stays in the L2 cache
@@ -275,7 +304,7 @@ def _finish(codes: np.ndarray, scheme: QuantScheme, stored: np.ndarray, glob: np
 
 
 def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
-                  profile: Profile) -> QTensor:
+                  profile: Profile, trace: dict | None) -> QTensor:
     """burn-cubecl's kernel (§5.4, very likely): scale rounded in the kernel, one-level division in the input
     dtype, two-level division in f32 by ``f32(global * inner)``, ties to even, no zero-scale guard."""
     if global_scale is not None and np.asarray(global_scale).dtype != np.float32:
@@ -293,16 +322,24 @@ def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     if stored.size < needed or (glob is not None and glob.size == 0):
         raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
                                  f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
-    per = stored[:1] if layout is None else _per_element(stored, layout, scheme, profile)
+    kept = stored if layout else stored[:1]
+    per = kept if layout is None else _per_element(stored, layout, scheme, profile)
     xv = x if layout is None else layout.element_view(x)
+    grid = kept[:needed]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if glob is None:
             e = effective_guard(per, profile)
             v = (xv / e.astype(x.dtype)) if profile.divide_in_input_dtype else (xv.astype(np.float32) / e)
+            effective = effective_guard(grid, profile).astype(x.dtype) if profile.divide_in_input_dtype else grid
         else:
             v = xv.astype(np.float32) / effective_guard(glob[0] * per, profile)
-    codes = encode(v.astype(x.dtype).astype(np.float32), scheme, profile).reshape(x.shape)
-    return QTensor(codes, stored if layout else stored[:1], glob, scheme)
+            effective = effective_guard(glob[0] * grid, profile)
+    v = v.astype(x.dtype).astype(np.float32)
+    _record(trace, kept, glob, effective)
+    if trace is not None:
+        trace["scaled"] = v.reshape(x.shape).copy()
+    codes = encode(v, scheme, profile).reshape(x.shape)
+    return QTensor(codes, kept, glob, scheme)
 
 
 KERNELS = {"cpu": _quantize_cpu, "gpu": _quantize_gpu}
