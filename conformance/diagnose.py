@@ -121,10 +121,21 @@ def summarize(verdicts) -> list[dict]:
     counts = Counter(m for v in diagnosed for m in v.diagnosis["matches"])
     desc = {k: d for v in diagnosed for k, d in v.diagnosis.get("descriptions", {}).items()}
     stages = Counter(v.diagnosis["stage"] for v in diagnosed if v.diagnosis.get("stage"))
-    out = [{"candidate": c, "description": desc.get(c, ""), "explains": n, "of": len(diagnosed)}
-           for c, n in counts.most_common()]
+    judged = diagnosed[0].profile
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], _specificity(item[0], judged), item[0]))
+    out = [{"candidate": c, "description": desc.get(c, ""), "explains": n, "of": len(diagnosed)} for c, n in ranked]
     out += [{"stage": s, "vectors": n, "of": len(diagnosed)} for s, n in stages.most_common(5)]
     return out
+
+
+def _specificity(candidate: str, judged: str) -> int:
+    """Among candidates explaining as many failures: a one-rule mutant of the judged profile names the rule
+    (0), another profile names a backend (1), a mutant of another profile is the least direct (2)."""
+    kind, _, name = candidate.partition(" ")
+    if kind == "mutant":
+        from .mutants import MUTANTS
+        return 0 if name in MUTANTS and MUTANTS[name].base == judged else 2
+    return 1
 
 
 def describe(summary: list[dict], partial: int = 3) -> list[str]:
