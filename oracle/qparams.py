@@ -29,7 +29,7 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
         # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
         alpha = np.where(min_abs < max_abs, max_abs, min_abs)
         values_range = alpha * t.type(2.0)
-        scales = (values_range / t.type(np.float32(b - a))).astype(t)
+        scales = (values_range / t.type(np.float32(b - a))).astype(t, copy=False)
     if trace is not None:
         trace["raw_scales"] = scales
     if scheme.global_scale_dtype() is None:
@@ -46,7 +46,7 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     if block_dtype.max_representable() > F16_MAX:
         raise panic("qparams.block_dtype_too_wide", dtype=block_dtype.name)
     t = scales.dtype
-    s32 = scales.astype(np.float32)
+    s32 = scales.astype(np.float32, copy=False)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         peak = np.max(s32) if s32.size else np.float32(np.nan)
         glob = np.float32(peak) / np.float32(block_dtype.max_representable())
@@ -54,5 +54,5 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
         glob = clamp_min(glob, np.float32(F32_MIN_POSITIVE))
         normalized = s32 / glob
     if profile.normalized_cast_back:
-        normalized = normalized.astype(t)
+        normalized = normalized.astype(t, copy=False)
     return normalized, np.array([glob], dtype=np.float32)

@@ -87,7 +87,7 @@ def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False) -> n
             sub = np.ceil(s / spacing) * spacing  # power-of-two scaling: both steps exact
         out = np.where(s < np.float32(grid.min_normal), sub, stepped)
     out = np.where(s >= np.float32(dtype.max_representable()), np.float32(dtype.max_representable()), out)
-    return np.where(np.isnan(s), s, out).astype(np.float32)
+    return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
 
 
 _UE8M0_MIN = np.float32(2.0**-127)
@@ -99,7 +99,7 @@ def _round_up_ue8m0(s: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         up = ((_bits(s).astype(np.uint64) + 0x7FFFFF) & 0xFF800000).astype(np.uint32).view(np.float32)
     out = np.where(s <= _UE8M0_MIN, _UE8M0_MIN, np.where(s >= _UE8M0_MAX, _UE8M0_MAX, up))
-    return np.where(np.isnan(s), s, out).astype(np.float32)
+    return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
 
 
 def round_to_nearest(scales: np.ndarray, dtype: ScaleDtype) -> np.ndarray:

@@ -32,7 +32,7 @@ def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> 
     """flex: the rounded scale if it is positive and finite, else ``scale_to_dtype(f32::MIN_POSITIVE)``."""
     rounded = scale_to_dtype(scales, dtype, profile)
     tiny = scale_to_dtype(np.float32(F32_MIN_POSITIVE), dtype, profile)
-    return np.where((rounded > 0) & np.isfinite(rounded), rounded, tiny).astype(np.float32)
+    return np.where((rounded > 0) & np.isfinite(rounded), rounded, tiny).astype(np.float32, copy=False)
 
 
 def stored_scales(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
@@ -49,4 +49,4 @@ def effective_guard(effective: np.ndarray, profile: Profile) -> np.ndarray:
     e = np.asarray(effective, dtype=np.float32)
     if profile.zero_scale != "point_one":
         return e
-    return np.where(e == 0, np.float32(0.1), e).astype(np.float32)
+    return np.where(e == 0, np.float32(0.1), e).astype(np.float32, copy=False)
