@@ -155,8 +155,7 @@ def _per_element(grid: np.ndarray, shape: tuple, scheme: QuantScheme) -> np.ndar
     if size is None:
         return np.broadcast_to(grid.ravel()[0], shape)
     layout = BlockLayout(shape, size)
-    per = layout.per_element(grid.ravel()[: layout.num_blocks()])
-    return np.broadcast_to(per, np.shape(layout.element_view(np.empty(shape, np.int8)))).reshape(shape)
+    return layout.spread(grid.ravel()[: layout.num_blocks()])
 
 
 def _scaled_classes(ref: dict, x: np.ndarray, scheme: QuantScheme, a: float, b: float) -> set[str]:

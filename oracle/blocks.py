@@ -64,6 +64,11 @@ class BlockLayout:
             full = np.repeat(full, extent, axis=axis)
         return full[tuple(slice(0, d) for d in self.shape)]
 
+    def spread(self, grid: np.ndarray) -> np.ndarray:
+        """The block values as a full array of the tensor's shape (a read-only broadcast where possible)."""
+        per = self.per_element(grid)
+        return np.broadcast_to(per, self.split_shape()).reshape(self.shape) if self.divides() else per
+
     def element_view(self, x: np.ndarray) -> np.ndarray:
         """``x`` in the layout :meth:`per_element` broadcasts against."""
         return x.reshape(self.split_shape()) if self.divides() else x

@@ -18,7 +18,7 @@ from .codec import from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
-from .rounding import float_dtype
+from .rounding import FP8_DTYPES, float_dtype
 from .scales import effective_guard
 from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
 
@@ -74,16 +74,8 @@ def _effective(scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme,
         return effective_guard(scales[0], profile)
     layout = BlockLayout(shape, scheme.block_size())
     multiplier = np.float32(1.0) if glob is None else glob[0]
-    per = effective_guard(multiplier * layout.per_element(scales[: layout.num_blocks()]), profile)
-    return _spread(per, layout, shape)
+    return layout.spread(effective_guard(multiplier * scales[: layout.num_blocks()], profile))
 
-
-def _spread(per: np.ndarray, layout: BlockLayout, shape) -> np.ndarray:
-    """Per-block values as a full array of ``shape``."""
-    return np.broadcast_to(per, layout.split_shape()).reshape(shape) if layout.divides() else per
-
-
-_FLOAT_CODES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
 
 
 def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype,
@@ -94,8 +86,7 @@ def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme:
     q = _gpu_values(codes, scheme.value)
     size = scheme.block_size()
     layout = None if size is None else BlockLayout(codes.shape, size)
-    per = scales[:1] if layout is None else _spread(layout.per_element(scales[: layout.num_blocks()]), layout,
-                                                    codes.shape)
+    per = scales[:1] if layout is None else layout.spread(scales[: layout.num_blocks()])
     with np.errstate(over="ignore", invalid="ignore"):
         if glob is None:
             return (q.astype(out) * np.asarray(per).astype(out)).astype(out)
@@ -105,8 +96,8 @@ def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme:
 def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
     if value is QuantValue.E2M1:
         return (codes.view(np.uint8) & 0x0F).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
-    if value in _FLOAT_CODES:
-        return codes.view(_FLOAT_CODES[value]).astype(np.float32)
+    if value in FP8_DTYPES:
+        return codes.view(FP8_DTYPES[value]).astype(np.float32)
     return codes.astype(np.float32)
 
 

@@ -28,7 +28,7 @@ from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .rounding import ROUNDERS, add_signed_almost_half, dtype_name
+from .rounding import FP8_DTYPES, ROUNDERS, add_signed_almost_half, dtype_name
 from .scales import effective_guard, stored_scales
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, list_debug, shape_debug
 from .support import check_quantize
@@ -134,9 +134,6 @@ def _nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:
     return np.where(np.isnan(r), np.float32(0.0 if profile.nan_code == "zero" else b), r)
 
 
-_FP8 = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
-
-
 def _store(r: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """The integer kept per element; on the GPU, a float value's Native/PackedNative code is the fp8/fp4 bit
     pattern of that integer, while PackedU32 keeps the integer's two's-complement bit field (§5.4)."""
@@ -151,7 +148,7 @@ def _store(r: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
         return field.astype(np.uint8).view(np.int8)
     if value is QuantValue.E2M1:
         return r.astype(ml_dtypes.float4_e2m1fn).view(np.uint8).astype(np.int8)
-    return r.astype(_FP8[value]).view(np.int8)
+    return r.astype(FP8_DTYPES[value]).view(np.int8)
 
 
 # --- the backends ------------------------------------------------------------------------------------------

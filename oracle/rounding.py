@@ -9,7 +9,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .scheme import ScaleDtype
+from .scheme import QuantValue, ScaleDtype
+
+# The ml_dtypes storage of fp8 codes (the GPU stores E4M3/E5M2 values as these bit patterns, §5.4).
+FP8_DTYPES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
 
 FLOAT_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
