@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 # command -> (module, arguments it starts with): mutants are reported by the coverage module.
-DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"])}
+DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"]),
+             "fuzz": ("fuzz.cli", [])}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,107 @@
+"""``qconform fuzz``: differential fuzzing of a backend against the oracle under a profile (docs/fuzzing.md).
+
+    qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--cases N | --time SECONDS] [--seed S] [--out DIR]
+    qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
+
+Exit status: 0 no divergence (digests equal), 1 divergences (digests differ), 3 a backend that cannot start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..runner import RunnerError
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="qconform fuzz", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", required=True, metavar="SPEC")
+    ap.add_argument("--profile", help="judge against this profile (default: the one the backend claims)")
+    ap.add_argument("--ops", help="comma-separated ops (default: all)")
+    budget = ap.add_mutually_exclusive_group()
+    budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
+    budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
+    ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
+    ap.add_argument("--out", type=Path, default=Path("qconform-fuzz"), help="where minimal repro suites go")
+    ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--timeout", type=float, default=30.0, help="per-case backend timeout (s)")
+    ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
+                    "storage); with --against, compare and bisect to the first differing case")
+    ap.add_argument("--against", metavar="SPEC", help="--digest: the other backend (default oracle:PROFILE)")
+    args = ap.parse_args(argv)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    ops = args.ops.split(",") if args.ops else None
+    print(f"qconform fuzz: seed {seed}", flush=True)
+    if args.digest:
+        return _digest(args, seed, ops)
+    from .engine import Fuzzer
+    try:
+        fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout)
+    except RunnerError as e:
+        print(e, file=sys.stderr)
+        return 3
+    try:
+        cases = args.cases if args.cases is not None or args.time is not None else 2000
+        report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
+                            log=lambda m: print(m, flush=True))
+    finally:
+        fuzzer.close()
+    print("\n".join(report.lines()))
+    rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
+             f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
+        ([f"--ops {args.ops}"] if args.ops else [])
+    print(f"\nsame cases again: {' '.join(rerun)}")
+    return 1 if report.failed else 0
+
+
+def _digest(args, seed: int, ops) -> int:
+    from ..backends import open_backend
+    from .engine import digest_run, first_difference
+    cases = args.cases or 100_000
+    try:
+        a = open_backend(args.backend, timeout=args.timeout)
+    except Exception as e:  # noqa: BLE001
+        print(f"backend {args.backend!r} did not start: {e}", file=sys.stderr)
+        return 3
+    profile = args.profile or a.hello.profile
+    runs = {}
+    backends = {args.backend: a}
+    others = [args.against] if args.against else ([f"oracle:{profile}"] if args.against is None else [])
+    try:
+        for spec in [args.backend] + others:
+            if spec not in backends:
+                backends[spec] = open_backend(spec, timeout=args.timeout)
+            start = time.monotonic()
+            runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops)
+            took = time.monotonic() - start
+            print(f"digest {runs[spec].digest}  {spec}  ({cases} cases, profile {profile}, {took:.1f} s, "
+                  f"{cases / took:,.0f}/s)", flush=True)
+        if not others or runs[args.backend].digest == runs[others[0]].digest:
+            print("digests equal: the backends agreed on every case" if others else "")
+            return 0
+        other = others[0]
+        i = first_difference(backends[args.backend], backends[other], profile, seed=seed, cases=cases, ops=ops,
+                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints)
+        print(f"digests differ; first differing case: {i}")
+        if i is None:
+            return 1
+    finally:
+        for b in backends.values():
+            b.close()
+    # judge and shrink that case like a normal fuzz run would
+    from .engine import Fuzzer
+    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout)
+    try:
+        report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
+    finally:
+        fuzzer.close()
+    print("\n".join(report.lines()))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

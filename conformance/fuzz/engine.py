@@ -1,0 +1,347 @@
+"""The fuzz loop: draw cases, judge each like a golden vector, group divergences, shrink, write repros.
+
+Case ``i`` of seed ``S`` is drawn from ``random.Random("S:i")`` alone, so a run is deterministic per seed and
+any case can be drawn again without the ones before it (``--digest`` bisects on that). Each case becomes a
+:class:`~conformance.vectors.Vector` whose expectation the oracle computes under the judged profile exactly as
+``qconform generate`` does (``generate.expect``), and ``Runner.run_vector`` judges the backend's answer: the
+same comparison contracts, capability filter, fault handling and diagnosis as ``qconform run``.
+
+A divergence's *class* is its diagnosis (op, failure kind, matching candidates or first wrong stage, error
+codes). The first case of each class is shrunk with Hypothesis's shrinker: the choices the fast generator
+recorded are replayed under a ``ConjectureRunner`` and shrunk while the class stays the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+
+import numpy as np
+
+import oracle
+
+from ..cases import Case
+from .. import diagnose
+from ..compare import FAILED
+from ..generate import PROFILES, CaseError, _canonical_json, expect
+from ..protocol import Error, Fault, Result
+from ..runner import Runner
+from ..tags import data_tags, outcome_tags, structural_tags
+from ..vectors import Expected, Vector, vector_id, write_suite
+from .strategies import DataDraw, FuzzCase, RandomDraw, draw_case
+
+
+@dataclass
+class _Suite:
+    """What the Runner needs of a suite: its profiles and a name."""
+    profiles: list[str]
+    name: str = "fuzz"
+
+
+@dataclass
+class Divergence:
+    """One class of divergence: how often it was seen, its first case and, once shrunk, its minimal case."""
+    signature: str
+    count: int = 0
+    ops: dict = field(default_factory=dict)
+    first_index: int = -1
+    choices: list = field(default_factory=list)
+    case: FuzzCase | None = None
+    verdict: object = None
+    written: Path | None = None
+
+
+class OracleCrash(Exception):
+    """The oracle failed with something other than a burn panic: a finding about the oracle itself."""
+
+
+class Fuzzer:
+    def __init__(self, backend_spec: str, *, profile: str | None = None, ops: list[str] | None = None,
+                 seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True):
+        self.spec, self.ops, self.seed = backend_spec, ops, seed
+        self.runner = Runner(_Suite(list(PROFILES)), backend_spec, profile=profile, timeout=timeout,
+                             backend=backend, diagnose=diagnose).start()
+        self.profile = self.runner.profile
+
+    def close(self):
+        self.runner.close()
+
+    # -- one case -----------------------------------------------------------------------------------------
+
+    def draw(self, index: int) -> tuple[FuzzCase, list]:
+        d = RandomDraw(f"{self.seed}:{index}")
+        return draw_case(d, self.profile, self.ops), d.choices
+
+    def vector(self, case: FuzzCase, profiles=None) -> Vector:
+        """The case as a vector with the oracle's expectation under ``profiles`` (default: the judged one)."""
+        c = _as_case(case)
+        expected = {}
+        for p in profiles or [self.profile]:
+            try:
+                expected[p] = Expected(**expect(c, p))
+            except CaseError as e:
+                raise OracleCrash(str(e)) from None
+        return Vector(vector_id(c.op, c.params, c.inputs), c.alias, c.op, c.params, c.inputs, expected)
+
+    def judge(self, case: FuzzCase):
+        """(verdict, signature): signature None when the backend agrees or the case is not applicable."""
+        try:
+            with np.errstate(all="ignore"):
+                vector = self.vector(case)
+        except OracleCrash as e:
+            return None, f"{case.op}: the oracle crashed: {str(e).split(' with ', 1)[-1][:160]}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            verdict = self.runner.run_vector(vector)
+        if verdict.status != FAILED:
+            return verdict, None
+        return verdict, signature(vector, verdict)
+
+    # -- the loop -----------------------------------------------------------------------------------------
+
+    def run(self, *, cases: int | None = None, seconds: float | None = None, shrink: bool = True,
+            out: Path | None = None, log=print) -> FuzzReport:
+        """Cases 0, 1, ... until ``cases`` were run or ``seconds`` elapsed."""
+        return self.run_indices(itertools.count() if cases is None else range(cases), seconds=seconds,
+                                shrink=shrink, out=out, log=log)
+
+    def run_indices(self, indices, *, seconds: float | None = None, shrink: bool = True, out: Path | None = None,
+                    log=print) -> FuzzReport:
+        report = FuzzReport(self.spec, self.profile, self.seed, self.ops)
+        start = time.monotonic()
+        for index in indices:
+            if seconds is not None and time.monotonic() - start >= seconds:
+                break
+            case, choices = self.draw(index)
+            verdict, sig = self.judge(case)
+            report.count(verdict)
+            report.cases += 1
+            if sig is not None:
+                div = report.divergences.get(sig)
+                if div is None:
+                    div = report.divergences[sig] = Divergence(sig, first_index=index, choices=choices,
+                                                               case=case, verdict=verdict)
+                    log(f"[case {index}] new divergence: {sig}")
+                div.count += 1
+                div.ops[case.op] = div.ops.get(case.op, 0) + 1
+        report.seconds = time.monotonic() - start
+        for div in report.divergences.values():
+            if shrink:
+                self.shrink(div)
+            if out is not None:
+                div.written = self.write(div, Path(out))
+        return report
+
+    # -- shrinking ----------------------------------------------------------------------------------------
+
+    def shrink(self, div: Divergence, budget_s: float = 60.0) -> None:
+        """Hypothesis's shrinker on the recorded choices, keeping the divergence's class."""
+        from hypothesis import HealthCheck, Phase, settings
+        from hypothesis.internal.conjecture.data import Status
+        from hypothesis.internal.conjecture.engine import ConjectureRunner
+        from hypothesis.internal.escalation import InterestingOrigin
+
+        origin = InterestingOrigin(AssertionError, div.signature, 0, (), ())
+        deadline = time.monotonic() + budget_s
+        found = {}
+
+        def test(data):
+            case = draw_case(DataDraw(data), self.profile, self.ops)
+            if time.monotonic() > deadline:
+                return
+            verdict, sig = self.judge(case)
+            if sig == div.signature:
+                found[tuple(data.choices)] = (case, verdict)
+                data.mark_interesting(origin)
+
+        conf = settings(database=None, deadline=None, phases=[Phase.shrink], max_examples=10**6,
+                        suppress_health_check=list(HealthCheck))
+        runner = ConjectureRunner(test, settings=conf, random=Random(self.seed))
+        initial = runner.cached_test_function(div.choices)
+        if initial.status != Status.INTERESTING:
+            return  # not reproducible (a flaky backend): keep the first case as found
+        final = runner.shrink(initial, lambda d: d.status == Status.INTERESTING)
+        div.case, div.verdict = found.get(tuple(final.choices), (div.case, div.verdict))
+
+    # -- repro --------------------------------------------------------------------------------------------
+
+    def write(self, div: Divergence, out: Path) -> Path:
+        """The minimal case as a one-vector suite (expectations for every profile), like ``qconform repro``."""
+        case = div.case
+        vector = self.vector(case, PROFILES)
+        c = _as_case(case)
+        entries = {p: expect(c, p) for p in PROFILES}
+        tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
+        folder = out / vector.id
+        write_suite(folder, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
+                              "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
+                              f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
+                    suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
+                    oracle_version=oracle.__version__)
+        return folder
+
+
+def _as_case(case: FuzzCase) -> Case:
+    params = _canonical_json(case.params, f"fuzz case {case.op}")
+    inputs = {k: np.ascontiguousarray(v) for k, v in case.inputs.items()}
+    vid = vector_id(case.op, params, inputs)
+    return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
+
+
+def signature(vector, verdict) -> str:
+    """A divergence's class: the most specific candidate that explains it ("matches mutant ties-even", the same
+    ranking as the run summary), else op, failure kind and first wrong stage or error codes. Counts and values
+    stay out, so equal causes aggregate."""
+    d = verdict.diagnosis or {}
+    if d.get("matches"):
+        best = min(d["matches"], key=lambda c: (diagnose._specificity(c, verdict.profile), c))
+        desc = d.get("descriptions", {}).get(best, "")
+        return f"{verdict.kind}: matches {best}" + (f" ({desc})" if desc else "")
+    head = f"{vector.op}: {verdict.kind}"
+    exp = vector.expected[verdict.profile]
+    if verdict.kind in ("unexpected error", "wrong error", "message mismatch"):
+        actual = verdict.details.get("actual_error", {}).get("code")
+        want = exp.error["code"] if exp.error else "data"
+        head += f" (expected {want}, backend {actual})"
+    elif verdict.kind == "missing error":
+        head += f" (expected {exp.error['code']})"
+    if d.get("stage"):
+        return f"{head}; first wrong stage {d['stage']}"
+    if verdict.kind == "mismatch":
+        outputs = sorted(o["output"] for o in verdict.details.get("outputs", []))
+        return f"{head} in {', '.join(outputs)}"
+    return head
+
+
+@dataclass
+class FuzzReport:
+    backend: str
+    profile: str
+    seed: int
+    ops: list[str] | None
+    cases: int = 0
+    seconds: float = 0.0
+    statuses: dict = field(default_factory=dict)
+    divergences: dict[str, Divergence] = field(default_factory=dict)
+
+    def count(self, verdict) -> None:
+        status = "oracle crashed" if verdict is None else verdict.status
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.divergences)
+
+    def lines(self) -> list[str]:
+        rate = self.cases / self.seconds if self.seconds else 0.0
+        out = [f"qconform fuzz: {self.cases} cases in {self.seconds:.1f} s ({rate:,.0f}/s), seed {self.seed}, "
+               f"backend {self.backend}, profile {self.profile}",
+               "  " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))]
+        if not self.divergences:
+            out.append("  no divergence")
+        for div in sorted(self.divergences.values(), key=lambda d: -d.count):
+            ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
+            out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
+            if div.case is not None:
+                out.append(f"  minimal case: {div.case.describe()}")
+                for name, a in div.case.inputs.items():
+                    out.append(f"    {name} = {np.array2string(a.astype(np.float32) if a.dtype.kind == 'V' or str(a.dtype) == 'bfloat16' else a, threshold=40, max_line_width=110)}")
+            if div.verdict is not None and div.verdict.message:
+                out += ["  " + line for line in div.verdict.message.splitlines()[1:12]]
+            if div.written is not None:
+                out.append(f"  wrote {div.written}/; rerun with:\n    qconform run --backend "
+                           f"{_quote(self.backend)} --profile {self.profile} --vectors {div.written}")
+        return out
+
+
+def _quote(spec: str) -> str:
+    import shlex
+    return shlex.quote(spec)
+
+
+# ---- digest mode --------------------------------------------------------------------------------------------
+
+def outcome_bytes(outcome, contracts: dict) -> bytes:
+    """A canonical form of one backend answer: errors by code, data by bit pattern (every NaN alike, signed
+    zeros distinct); an output under an ``allclose`` contract contributes only its dtype and shape."""
+    if isinstance(outcome, Fault):
+        return f"fault:{outcome.kind}".encode()
+    if isinstance(outcome, Error):
+        code = outcome.code
+        if code is None:
+            code = oracle.classify_panic(outcome.message)
+        return f"error:{code}".encode()
+    h = hashlib.sha256()
+    for name in sorted(outcome.outputs):
+        a = np.ascontiguousarray(outcome.outputs[name])
+        h.update(f"{name}:{a.dtype.str}:{list(a.shape)};".encode())
+        if name in contracts:
+            continue
+        if a.dtype.kind == "f" or str(a.dtype) == "bfloat16":
+            wide = a.astype(np.float32)
+            bits = wide.view(np.uint32).copy()
+            bits[np.isnan(wide)] = 0x7FC00000
+            h.update(bits.tobytes())
+        else:
+            h.update(a.tobytes())
+    h.update(json.dumps(outcome.values, sort_keys=True, default=str).encode())
+    return h.digest()
+
+
+CHECKPOINT = 4096
+
+
+@dataclass
+class DigestRun:
+    digest: str
+    cases: int
+    checkpoints: list[str]   # the chain after every CHECKPOINT cases
+
+
+def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start: int = 0,
+               progress=None) -> DigestRun:
+    """Cases ``start..start+cases`` through ``backend`` (no oracle, no judging): chain_i = sha256(chain_{i-1}
+    || sha256(outcome_i)); the chain starts from the seed, profile and ops."""
+    from ..generate import _contracts
+    chain = hashlib.sha256(json.dumps([seed, profile, ops or "all"]).encode()).digest()
+    checkpoints = []
+    for i in range(start, start + cases):
+        d = RandomDraw(f"{seed}:{i}")
+        case = draw_case(d, profile, ops)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            outcome = backend.run(case.op, case.params, case.inputs)
+        contracts = _contracts(_as_case(case), profile, {}) if case.op in ("ternary_matmul", "compute_range") else {}
+        chain = hashlib.sha256(chain + hashlib.sha256(outcome_bytes(outcome, contracts)).digest()).digest()
+        if (i - start + 1) % CHECKPOINT == 0:
+            checkpoints.append(chain.hex())
+            if progress:
+                progress(i + 1)
+    return DigestRun(chain.hex(), cases, checkpoints)
+
+
+def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,
+                     ca: list[str], cb: list[str]) -> int | None:
+    """The first case where two backends answer differently: bisect over the checkpoints (the chains agree up
+    to some checkpoint and differ after it, as a chain never re-converges), then replay that stretch."""
+    lo, hi = 0, len(ca)  # first differing checkpoint is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ca[mid] == cb[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    first = lo * CHECKPOINT
+    for i in range(first, min(cases, first + CHECKPOINT)):
+        ra = digest_run(a, profile, seed=seed, cases=1, ops=ops, start=i)
+        rb = digest_run(b, profile, seed=seed, cases=1, ops=ops, start=i)
+        if ra.digest != rb.digest:
+            return i
+    return None

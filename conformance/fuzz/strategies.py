@@ -1,0 +1,485 @@
+"""Hypothesis strategies for every op of docs/ops.md: the one place that says what the fuzzer asks.
+
+A strategy draws a :class:`FuzzCase` (op, params, inputs) in the very form a vector carries, so a case is judged
+like a golden vector and, once shrunk, written as one. Layout ops (and anything else added later) register
+their strategy in :data:`OPS` next to the ones here.
+
+Shrinking: every draw is arranged so that Hypothesis's shrinker moves toward the *simplest* request (the first
+entry of each ``sampled_from`` list is the plain choice: Q8S, Native, Symmetric, per-tensor F32, f32, rank 1).
+Tensor values come from one ``binary`` draw (a *recipe*, two bytes per element: value class + magnitude),
+which keeps a case cheap to draw (a handful of choices, not one per element) and shrinks element by element
+toward ``0.0``. The value classes are the ones that matter for quantization: codes ``k*s``, exact ties
+``(k+1/2)*s`` and their neighbours in the tensor's own dtype (``s`` on the scale dtype's grid, so the ties are
+real), signed zeros, subnormals, f32/f16/bf16 extremes, infinities, NaN, and huge/tiny outliers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from hypothesis import strategies as st
+
+import oracle
+from oracle import QuantScheme, QuantValue, get_profile
+
+FLOATS = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
+VALUES = ("Q8S", "Q8F", "Q4S", "Q4F", "Q2S", "Q2F", "E4M3", "E5M2", "E2M1")
+SCALE_DTYPES = ("F32", "F16", "BF16", "UE4M3", "UE8M0")
+SCALE_BYTES = {"F32": 4, "F16": 2, "BF16": 2, "UE4M3": 1, "UE8M0": 1}
+MAX_ELEMENTS = 96  # per tensor: enough for several blocks of several dims, small enough to stay fast
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    op: str
+    params: dict
+    inputs: dict[str, np.ndarray]
+
+    def describe(self) -> str:
+        shapes = ", ".join(f"{k}: {a.dtype}{list(a.shape)}" for k, a in self.inputs.items())
+        return f"{self.op} {self.params} ({shapes})"
+
+
+# ---- schemes and shapes -------------------------------------------------------------------------------------
+
+def _favoured(d, preferred, everything):
+    """Mostly a value from ``preferred`` (what the profile supports), sometimes anything (expected panics)."""
+    preferred = [v for v in everything if v in preferred] or list(everything)
+    return d.pick(preferred) if d.integer(0, 3) else d.pick(list(everything))
+
+
+def block_sizes(d) -> list[int]:
+    """A block list as a user writes it: 1-6 extents in 1..8, sometimes leading 1s (canonicalized away)."""
+    size = [d.pick([2, 4, 1, 3, 8, 5, 6, 7]) for _ in range(d.integer(1, 4))]
+    leading = d.pick([0, 0, 0, 1, 2])
+    return [1] * leading + size
+
+
+def schemes(d, profile, *, level: str | None = None) -> dict:
+    """A QuantScheme JSON: value, store, mode, level (per-tensor / per-tensor with a dtype / block /
+    two-level), block list and scale dtypes."""
+    value = _favoured(d, profile.block_values | profile.tensor_values, VALUES)
+    store = d.pick(["Native", "Native", {"PackedU32": 0}, {"PackedNative": 0}, {"PackedU32": 1}])
+    mode = d.pick(["Symmetric"] * 15 + ["Lookup"])
+    level = level or d.pick(["tensor", "block", "block", "two-level", "tensor-dtype"])
+    scale_dtypes = [d for d in SCALE_DTYPES if d != "UE8M0" or profile.ue8m0] + ["UE8M0"]
+    scheme = {"value": value, "store": store, "mode": mode, "tensor": None, "block": None}
+    if level == "tensor-dtype":
+        scheme["tensor"] = d.pick(scale_dtypes)
+    elif level in ("block", "two-level"):
+        dtype = d.pick(scale_dtypes if level == "block" else ["UE4M3", "F16", "UE8M0", "F32"])
+        scheme["block"] = {"size": block_sizes(d), "dtype": dtype}
+        if level == "two-level":
+            scheme["tensor"] = d.pick(["F32", "F32", "F16", "BF16"])
+    try:
+        return QuantScheme.from_json(scheme).to_json()  # canonical (burn's BlockSize::new)
+    except ValueError:
+        return scheme  # not expressible as burn's QuantScheme: the backend must reject it like the oracle
+
+
+def shapes(d, scheme: dict | None = None, *, whole_blocks: bool = True, max_rank: int = 8) -> tuple:
+    """Rank 1..max_rank (mostly small), dims 0..8, at most MAX_ELEMENTS elements. With a block scheme, most
+    shapes are whole multiples of the block on its trailing dims; some are partial, some have fewer dims
+    than the block list."""
+    rank = d.pick([1, 2, 1, 2, 3, 4, 3, 5, 6, 7, 8][:max(1, min(max_rank, 8) + 3)])
+    rank = min(rank, max_rank)
+    block = (scheme or {}).get("block") or None
+    if block and whole_blocks and d.pick([True, True, True, False]):
+        size = list(block["size"])[-rank:]
+        lead = rank - len(size)
+        mult = [d.integer(1, 3) for _ in range(rank)]
+        dims = [m * (size[i - lead] if i >= lead else 1) for i, m in enumerate(mult)]
+    else:
+        dims = [d.pick([1, 2, 3, 4, 5, 6, 7, 8]) for _ in range(rank)]
+    if d.pick([False] * 24 + [True]):  # an empty dimension
+        dims[d.integer(0, rank - 1)] = 0
+    while math.prod(dims) > MAX_ELEMENTS:
+        dims[dims.index(max(dims))] //= 2
+    return tuple(dims)
+
+
+# ---- values ---------------------------------------------------------------------------------------------------
+
+def _bits_float(bits: int, dtype) -> float:
+    width = {2: np.uint16, 4: np.uint32}[np.dtype(dtype).itemsize]
+    return float(np.array([bits], dtype=width).view(dtype)[0])
+
+
+# Extremes of each float dtype (both signs are drawn): max, smallest normal, smallest subnormal.
+EXTREMES = np.array([
+    float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny), _bits_float(1, np.float32),
+    65504.0, float(np.finfo(np.float16).tiny), _bits_float(1, np.float16),
+    float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), _bits_float(1, ml_dtypes.bfloat16),
+    448.0, 57344.0, 6.0, 2.0**-127, 2.0**127, 1 / 3,
+], dtype=np.float64)
+
+# Value classes, in shrink order (class 0 = a code k*s, which with k = 0 is 0.0): index = recipe byte % 32.
+CODE, TIE, TIE_UP, TIE_DOWN, FRACTION, NEG_ZERO, SUBNORMAL, EXTREME, INF, NAN, HUGE, TINY, ANCHOR = range(13)
+_CLASS_OF_BYTE = np.array([CODE, TIE, CODE, TIE, TIE_UP, TIE_DOWN, FRACTION, ANCHOR, CODE, TIE, FRACTION, ANCHOR,
+                           TIE_UP, TIE_DOWN, NEG_ZERO, SUBNORMAL, CODE, TIE, FRACTION, ANCHOR, HUGE, TINY, EXTREME,
+                           NEG_ZERO, TIE, CODE, SUBNORMAL, EXTREME, HUGE, TINY, INF, NAN])
+_SPECIAL = (INF, NAN)
+
+
+def scale_bases(d, scale_dtype: str | None = None) -> float:
+    """A scale on the grid of ``scale_dtype``: at most 4 significant bits (3 for UE4M3, 1 for UE8M0), so ties
+    of x/s are exact and the stored scale is ``s`` itself."""
+    bits = {"UE8M0": 1, "UE4M3": 4}.get(scale_dtype or "F32", 4)
+    mant = d.integer(1 << (bits - 1), (1 << bits) - 1) if bits > 1 else 1
+    exp = d.integer(-12, 6)
+    return float(mant) * 2.0 ** (exp - bits + 1)
+
+
+# Per class: value = sign * s * (K*k + HALF/2 + FRAC*fraction*span + ANCHOR*half_span) for the classes built
+# around the scale; the rare classes are filled in afterwards, only when present.
+_K = np.zeros(13); _K[[CODE, TIE, TIE_UP, TIE_DOWN]] = 1
+_HALF = np.zeros(13); _HALF[[TIE, TIE_UP, TIE_DOWN]] = 0.5
+_FRAC = np.zeros(13); _FRAC[FRACTION] = 1
+_ANCH = np.zeros(13); _ANCH[ANCHOR] = 1
+_SUBNORMAL_F32 = float(np.finfo(np.float32).smallest_subnormal)
+
+
+def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
+    """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
+    raw = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=np.uint8).reshape(n, 2)
+    cls = _CLASS_OF_BYTE[raw[:, 0] & 31]
+    if not specials:
+        cls = np.where(cls >= INF, np.where(cls <= NAN, CODE, cls), cls)
+    mag = raw[:, 1].astype(np.int64)
+    half = mag >> 1
+    sign = 1.0 - 2.0 * (mag & 1)
+    lo, hi = QuantValue[value].range() if value in QuantValue.__members__ else (-127, 127)
+    span = max(int(hi), 1)
+    k = half % (span + 1)
+    out = sign * s * (_K[cls] * k + _HALF[cls] + _FRAC[cls] * (mag * (span / 255.0)) + _ANCH[cls] * ((hi - lo) / 2))
+    present = set(np.unique(cls).tolist())
+    rare = {NEG_ZERO: lambda: -0.0, SUBNORMAL: lambda: sign * half * _SUBNORMAL_F32,
+            EXTREME: lambda: sign * EXTREMES[half % len(EXTREMES)], INF: lambda: sign * np.inf,
+            NAN: lambda: np.nan, HUGE: lambda: sign * s * np.exp2(half % 64),
+            TINY: lambda: sign * s * np.exp2(-(half % 64))}
+    for c in present & rare.keys():
+        mask = cls == c
+        out[mask] = np.broadcast_to(rare[c](), (n,))[mask]
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = out.astype(np.float32).astype(dtype)
+        for c, toward in ((TIE_UP, np.inf), (TIE_DOWN, -np.inf)):
+            if c in present:  # a tie's neighbour in the tensor's own dtype
+                mask = cls == c
+                x[mask] = np.nextafter(x[mask], np.array(toward, dtype))
+    return x
+
+
+def tensors(d, shape: tuple, *, dtype="f32", scale_dtype: str | None = None, value: str = "Q8S",
+            zero_blocks: bool = True) -> np.ndarray:
+    """A float tensor of ``shape`` whose values are built around one scale on ``scale_dtype``'s grid; one
+    tensor in 5 may hold inf/NaN, one in 6 is all zeros."""
+    n = math.prod(shape)
+    s = scale_bases(d, scale_dtype)
+    specials = d.pick([False, False, False, False, True])
+    recipe = d.bytes(0, 2 * n)
+    x = values_from_recipe(recipe, n, FLOATS[dtype], s, value, specials)
+    if zero_blocks and n and d.pick([False] * 5 + [True]):  # an all-zero region (blocks of 0)
+        start = d.integer(0, n - 1)
+        x[start:start + max(1, n // 2)] = 0
+    return x.reshape(shape)
+
+
+def float_dtypes(d, profile) -> str:
+    return _favoured(d, profile.input_dtypes, list(FLOATS))
+
+
+def scale_values(d, count: int, s: float) -> np.ndarray:
+    """Explicit scales: ``s * 2^j`` on the grid, one in 6 replaced by a value burn's guards must handle."""
+    odd = [0.0, -0.0, -s, float("nan"), float("inf"), 2.0**-149, float(np.finfo(np.float32).tiny),
+           float(np.finfo(np.float32).max), 1 / 3, -float("inf")]
+    out = []
+    for _ in range(count):
+        if d.pick([False] * 5 + [True]):
+            out.append(d.pick(odd))
+        else:
+            out.append(s * 2.0 ** d.integer(-2, 2))
+    return np.array(out, dtype=np.float32)
+
+
+# ---- one strategy per op ------------------------------------------------------------------------------------
+
+def _scale_level_dtype(scheme: dict) -> str:
+    block = scheme.get("block")
+    return block["dtype"] if isinstance(block, dict) else (scheme.get("tensor") or "F32")
+
+
+def _scheme_obj(scheme: dict) -> QuantScheme | None:
+    try:
+        return QuantScheme.from_json(scheme)
+    except ValueError:
+        return None
+
+
+def _grid(shape, scheme: dict) -> list[int]:
+    obj = _scheme_obj(scheme)
+    return [1] if obj is None else oracle.params_shape(tuple(shape), obj)
+
+
+def scale_cases(d, profile, op: str) -> FuzzCase:
+    """round_up / encode_scales: any f32 (ties of the grids, extremes, negatives, NaN) to a scale dtype."""
+    dtype = d.pick(SCALE_DTYPES)
+    n = d.integer(1, 12)
+    x = values_from_recipe(d.bytes(0, 2 * n), n, np.float32, scale_bases(d), "Q8S",
+                           bool(d.integer(0, 1)))
+    return FuzzCase(op, {"dtype": dtype}, {"scales": x})
+
+
+def decode_scales_cases(d, profile) -> FuzzCase:
+    dtype = d.pick(SCALE_DTYPES)
+    n = d.integer(1, 12) * SCALE_BYTES[dtype]
+    raw = d.bytes(n, n)
+    return FuzzCase("decode_scales", {"dtype": dtype}, {"bytes": np.frombuffer(raw, dtype=np.uint8).copy()})
+
+
+def compute_range_cases(d, profile) -> FuzzCase:
+    scheme = schemes(d, profile)
+    shape = shapes(d, scheme)
+    dtype = float_dtypes(d, profile)
+    x = tensors(d, shape, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
+    calibration = d.pick(["minmax", "minmax", "absmean"])
+    if calibration == "absmean":  # dyadic values whose partial sums are exact: any summation order agrees
+        x = _dyadic(x)
+    return FuzzCase("compute_range", {"scheme": scheme, "calibration": calibration}, {"x": x})
+
+
+def _dyadic(x: np.ndarray) -> np.ndarray:
+    """Values rounded to multiples of 2^-8 within +-2^10 (NaN/inf kept): exact sums in any order."""
+    v = x.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(v)
+        d = np.where(finite, np.clip(np.round(v * 256) / 256, -1024, 1024), v)
+    return d.astype(x.dtype)
+
+
+def compute_q_params_cases(d, profile) -> FuzzCase:
+    scheme = schemes(d, profile)
+    shape = shapes(d, scheme)
+    dtype = float_dtypes(d, profile)
+    grid = tuple(_grid(shape, scheme))
+    a = tensors(d, grid, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
+    b = tensors(d, grid, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.minimum(a, -np.abs(b)), np.maximum(a, np.abs(b))
+    if d.pick([False] * 9 + [True]):
+        lo, hi = hi, lo  # min > max: what a backend's arithmetic does with it
+    return FuzzCase("compute_q_params", {"scheme": scheme}, {"min": lo.astype(a.dtype), "max": hi.astype(a.dtype)})
+
+
+def quantize_dynamic_cases(d, profile) -> FuzzCase:
+    scheme = schemes(d, profile)
+    shape = shapes(d, scheme)
+    dtype = float_dtypes(d, profile)
+    x = tensors(d, shape, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
+    return FuzzCase("quantize_dynamic", {"scheme": scheme}, {"x": x})
+
+
+def quantize_cases(d, profile) -> FuzzCase:
+    """Explicit scales (``api: "tensor"`` with its asserts, or ``"backend"``: ``B::quantize`` directly), the
+    caller's choice of scale dtype, grid or flat shape, and globals including the invalid combinations (§8):
+    a global without a two-level scheme, none with one, an empty or a multi-element global, a wrong count."""
+    scheme = schemes(d, profile)
+    shape = shapes(d, scheme, whole_blocks=bool(d.integer(0, 1)))
+    dtype = float_dtypes(d, profile)
+    level_dtype = _scale_level_dtype(scheme)
+    s = scale_bases(d, level_dtype)
+    x = tensors(d, shape, dtype=dtype, scale_dtype=level_dtype, value=scheme["value"])
+    grid = _grid(shape, scheme)
+    count = math.prod(grid)
+    wrong = d.pick([0] * 11 + [1, -1])
+    scales = scale_values(d, max(0, count + wrong), s)
+    scales = scales.reshape(grid) if wrong == 0 and d.integer(0, 1) else scales
+    scales = scales.astype(FLOATS[d.pick(["f32", "f32", "f32", "f16", "bf16"])])
+    inputs = {"x": x, "scales": scales}
+    two_level = scheme.get("tensor") is not None and scheme.get("block") is not None
+    want_global = d.pick([True] * 9 + [False]) == two_level
+    if want_global:
+        g = d.pick([1.0, 0.5, 2.0**-6, 4.0, 1 / 3, 0.0, 2.0**-149, -1.0, float("nan")])
+        n = d.pick([1] * 10 + [0, 2])
+        inputs["global"] = np.full(n, g, dtype=np.float32)
+    api = d.pick(["tensor", "backend"])
+    return FuzzCase("quantize", {"scheme": scheme, "api": api}, inputs)
+
+
+def _code_range(value: str) -> tuple[int, int]:
+    if value in ("E4M3", "E5M2"):
+        return -128, 127  # any bit pattern
+    if value == "E2M1":
+        return 0, 15
+    lo, hi = QuantValue[value].range() if value in QuantValue.__members__ else (-128, 127)
+    return int(lo), int(hi)
+
+
+def _parts(d, profile, *, whole_blocks: bool = True):
+    """The parts of a quantized tensor (codes, stored scales, global): dequantize / to_bytes inputs."""
+    scheme = schemes(d, profile)
+    shape = shapes(d, scheme, whole_blocks=whole_blocks)
+    lo, hi = _code_range(scheme["value"])
+    n = math.prod(shape)
+    raw = d.bytes(0, n)
+    codes = np.frombuffer(raw.ljust(n, b"\0")[:n], dtype=np.uint8).astype(np.int64)
+    codes = (lo + codes % (hi - lo + 1)).astype(np.int8).reshape(shape)
+    count = math.prod(_grid(shape, scheme))
+    s = scale_bases(d, _scale_level_dtype(scheme))
+    scales = np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
+                       for _ in range(count)], dtype=np.float32)
+    inputs = {"codes": codes, "scales": scales}
+    if scheme.get("tensor") is not None and scheme.get("block") is not None:
+        inputs["global"] = np.array([d.pick([1.0, 0.5, 2.0**-10, 1 / 3])], dtype=np.float32)
+    return scheme, shape, inputs
+
+
+def dequantize_cases(d, profile) -> FuzzCase:
+    scheme, _, inputs = _parts(d, profile)
+    dtype = _favoured(d, profile.output_dtypes, list(FLOATS))
+    return FuzzCase("dequantize", {"scheme": scheme, "dtype": dtype}, inputs)
+
+
+def to_bytes_cases(d, profile) -> FuzzCase:
+    scheme, _, inputs = _parts(d, profile)
+    return FuzzCase("to_bytes", {"scheme": scheme}, inputs)
+
+
+def from_bytes_cases(d, profile) -> FuzzCase:
+    """Bytes of a real quantized tensor (the oracle's to_bytes), sometimes corrupted or cut short."""
+    scheme, shape, inputs = _parts(d, profile)
+    try:
+        with np.errstate(all="ignore"):
+            blob = np.asarray(oracle.run("to_bytes", {"scheme": scheme}, inputs, profile=profile)["bytes"])
+    except Exception:  # noqa: BLE001 - no bytes for this scheme under this profile: any bytes will do
+        blob = np.frombuffer(d.bytes(0, 64), dtype=np.uint8)
+    blob = np.array(blob, dtype=np.uint8).ravel()
+    if blob.size and d.pick([False] * 7 + [True]):
+        blob = blob[:d.integer(0, blob.size - 1)]
+    return FuzzCase("from_bytes", {"scheme": scheme, "shape": list(shape)}, {"bytes": blob})
+
+
+def pack_u32_cases(d, profile) -> FuzzCase:
+    value = d.pick(VALUES)
+    lo, hi = _code_range(value)
+    n = d.integer(0, 40)
+    raw = np.frombuffer(d.bytes(n, n), dtype=np.uint8).astype(np.int64)
+    return FuzzCase("pack_u32", {"value": value}, {"codes": (lo + raw % (hi - lo + 1)).astype(np.int8)})
+
+
+def unpack_u32_cases(d, profile) -> FuzzCase:
+    value = d.pick(VALUES)
+    numel = d.integer(0, 40)
+    bits = {"Q4S": 4, "Q4F": 4, "E2M1": 4, "Q2S": 2, "Q2F": 2}.get(value, 8)
+    words = -(-numel * bits // 32)
+    raw = d.bytes(4 * words, 4 * words)
+    return FuzzCase("unpack_u32", {"value": value, "numel": numel},
+                    {"words": np.frombuffer(raw, dtype="<u4").astype(np.uint32)})
+
+
+def ternary_matmul_cases(d, profile) -> FuzzCase:
+    lead = [d.integer(1, 3) for _ in range(d.integer(0, 2))]
+    k, n = d.integer(1, 12), d.integer(1, 6)
+    lhs = tensors(d, tuple(lead) + (k,), zero_blocks=False)
+    raw = np.frombuffer(d.bytes(k * n, k * n), dtype=np.uint8)
+    codes = (raw.astype(np.int64) % 3 - 1).astype(np.int8).reshape(k, n)
+    scale = np.array([scale_bases(d)], dtype=np.float32)
+    return FuzzCase("ternary_matmul", {}, {"lhs": lhs, "rhs_codes": codes, "rhs_scale": scale})
+
+
+def scheme_info_cases(d, profile) -> FuzzCase:
+    scheme = schemes(d, profile)
+    return FuzzCase("scheme_info", {"scheme": scheme, "shape": list(shapes(d, scheme))}, {})
+
+
+# op -> strategy factory (profile -> strategy of FuzzCase).
+OPS: dict[str, Callable] = {
+    "round_up": lambda d, profile: scale_cases(d, profile, "round_up"),
+    "encode_scales": lambda d, profile: scale_cases(d, profile, "encode_scales"),
+    "decode_scales": decode_scales_cases,
+    "compute_range": compute_range_cases,
+    "compute_q_params": compute_q_params_cases,
+    "quantize": quantize_cases,
+    "quantize_dynamic": quantize_dynamic_cases,
+    "dequantize": dequantize_cases,
+    "to_bytes": to_bytes_cases,
+    "from_bytes": from_bytes_cases,
+    "pack_u32": pack_u32_cases,
+    "unpack_u32": unpack_u32_cases,
+    "ternary_matmul": ternary_matmul_cases,
+    "scheme_info": scheme_info_cases,
+}
+# Where quantization's arithmetic lives: drawn more often than the codec and bookkeeping ops.
+WEIGHTS = {"quantize_dynamic": 4, "quantize": 4, "dequantize": 2, "compute_q_params": 2, "compute_range": 2}
+
+
+def draw_case(d, profile, ops: list[str] | None = None) -> FuzzCase:
+    """One case of one of ``ops`` (default: all), ops that do arithmetic weighted up."""
+    chosen = list(ops or OPS)
+    unknown = [op for op in chosen if op not in OPS]
+    if unknown:
+        raise ValueError(f"no fuzz strategy for {', '.join(unknown)}; known: {', '.join(OPS)}")
+    weighted = [op for op in chosen for _ in range(WEIGHTS.get(op, 1))]
+    with np.errstate(all="ignore"):  # overflow to inf and NaN are drawn on purpose
+        return OPS[d.pick(weighted)](d, get_profile(profile))
+
+
+# ---- where the choices come from ------------------------------------------------------------------------------
+# A drawer has integer(lo, hi) and bytes(lo, hi): the two kinds of Hypothesis choices (IR nodes) used here, so a
+# case drawn fast from Python's random replays exactly under Hypothesis (same choices, same constraints) and
+# Hypothesis's shrinker can work on it.
+
+class _Picks:
+    def pick(self, seq):
+        return seq[self.integer(0, len(seq) - 1)]
+
+
+class RandomDraw(_Picks):
+    """Choices from ``random.Random(seed)`` (well under a microsecond each), recorded for the shrinker."""
+
+    def __init__(self, seed):
+        self._rnd, self.choices = random.Random(seed), []
+
+    def integer(self, lo: int, hi: int) -> int:
+        v = self._rnd.randint(lo, hi)
+        self.choices.append(v)
+        return v
+
+    def bytes(self, lo: int, hi: int) -> bytes:
+        v = self._rnd.randbytes(self._rnd.randint(lo, hi))
+        self.choices.append(v)
+        return v
+
+
+class DataDraw(_Picks):
+    """Choices from a Hypothesis ``ConjectureData`` (generation, replay of recorded choices, shrinking)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.data.draw_integer(lo, hi)
+
+    def bytes(self, lo: int, hi: int) -> bytes:
+        return self.data.draw_bytes(lo, hi)
+
+
+class _StrategyDraw(_Picks):
+    def __init__(self, draw):
+        self.draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def bytes(self, lo: int, hi: int) -> bytes:
+        return self.draw(st.binary(min_size=lo, max_size=hi))
+
+
+def cases(profile, ops: list[str] | None = None) -> st.SearchStrategy:
+    """The same cases as a public Hypothesis strategy (for ``@given`` in tests)."""
+    get_profile(profile)
+    return st.composite(lambda draw: draw_case(_StrategyDraw(draw), profile, ops))()
