@@ -206,24 +206,35 @@ def catches(vector, mutant) -> bool:
     return not _same(exp, outputs)
 
 
-def mutant_catches(suite) -> dict[str, list[str]]:
-    """For every mutant: the aliases of the vectors that catch it."""
+def mutant_catches(suite) -> dict[str, dict[str, list[str]]]:
+    """For every mutant and every op it applies to (``Mutant.ops``): the aliases of that op's vectors that
+    catch it."""
     from .mutants import MUTANTS
-    return {name: [v.alias for v in suite.vectors if catches(v, m)] for name, m in sorted(MUTANTS.items())}
+    return {name: {op: [v.alias for v in suite.vectors if v.op == op and catches(v, m)] for op in m.ops}
+            for name, m in sorted(MUTANTS.items())}
 
 
-def format_mutants(caught: dict[str, list[str]]) -> str:
+def escapes(caught: dict[str, dict[str, list[str]]]) -> list[tuple[str, str]]:
+    """(mutant, op) pairs where the mutant applies to the op but none of the op's vectors catches it."""
+    return [(name, op) for name, per_op in caught.items() for op, aliases in per_op.items() if not aliases]
+
+
+def format_mutants(caught: dict[str, dict[str, list[str]]]) -> str:
     from .mutants import MUTANTS
     lines = []
-    for name, aliases in caught.items():
+    for name, per_op in caught.items():
         m = MUTANTS[name]
-        mark = "CAUGHT" if aliases else "MISSED"
-        example = f"  e.g. {aliases[0]}" if aliases else ""
-        lines.append(f"{mark:<7} {name:<22} {len(aliases):>4} vectors  [{m.base.split('/')[-1]}] "
-                     f"{m.description}{example}")
-    missed = [n for n, a in caught.items() if not a]
-    lines.append(f"{len(caught) - len(missed)} of {len(caught)} mutants caught"
-                 + (f"; missed: {', '.join(missed)}" if missed else ""))
+        whole = sum(len(a) for a in per_op.values())
+        mark = "CAUGHT" if all(per_op.values()) else "ESCAPES"
+        lines.append(f"{mark:<7} {name:<22} {whole:>4} vectors  [{m.base.split('/')[-1]}] {m.description}")
+        for op, aliases in per_op.items():
+            example = f"  e.g. {aliases[0]}" if aliases else "  ESCAPES: no vector of this op catches it"
+            lines.append(f"          {op:<20} {len(aliases):>4}{example}")
+    bad = escapes(caught)
+    pairs = sum(len(p) for p in caught.values())
+    lines.append(f"{pairs - len(bad)} of {pairs} (mutant, op) pairs caught, "
+                 f"{sum(all(p.values()) for p in caught.values())} of {len(caught)} mutants caught on every op "
+                 "they apply to" + (f"; escaped: {', '.join(f'{n} on {o}' for n, o in bad)}" if bad else ""))
     return "\n".join(lines)
 
 
@@ -237,10 +248,11 @@ def main_coverage(vectors_dir: Path | None = None, verbose: bool = False) -> int
 
 
 def main_mutants(vectors_dir: Path | None = None) -> int:
-    """``qconform mutants``: how many vectors catch each mutant; exit 1 if one is missed."""
+    """``qconform mutants``: per mutant and per op it applies to, the vectors that catch it; exit 1 if a mutant
+    escapes the vectors of an op it applies to."""
     caught = mutant_catches(load_suite(Path(vectors_dir or default_suite_path())))
     print(format_mutants(caught))
-    return 1 if any(not a for a in caught.values()) else 0
+    return 1 if escapes(caught) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

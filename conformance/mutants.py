@@ -22,6 +22,9 @@ class Mutant:
     description: str
     base: str
     changes: tuple[tuple[str, object], ...]
+    ops: tuple[str, ...] = ()
+    """The ops on which it answers differently from its base for some input (found by ``qconform fuzz``); the
+    per-op mutation gate requires a vector of each of them to catch it."""
 
     @property
     def profile(self) -> Profile:
@@ -29,28 +32,31 @@ class Mutant:
                                             **dict(self.changes))
 
 
-def _m(name: str, description: str, base: str, **changes: object) -> Mutant:
-    return Mutant(name, description, base, tuple(sorted(changes.items())))
+def _m(name: str, description: str, base: str, ops: tuple[str, ...], **changes: object) -> Mutant:
+    return Mutant(name, description, base, tuple(sorted(changes.items())), ops)
+
+
+Q = ("quantize", "quantize_dynamic")
 
 
 _ALL = [
-    _m("ties-even", "ties rounded to even instead of away from zero", NDARRAY, tie="even"),
-    _m("ties-away-on-gpu", "ties rounded away from zero instead of to even", CUBECL, tie="away"),
-    _m("reciprocal", "multiplies by the reciprocal x*(1/s) instead of dividing x/s", NDARRAY,
+    _m("ties-even", "ties rounded to even instead of away from zero", NDARRAY, Q, tie="even"),
+    _m("ties-away-on-gpu", "ties rounded away from zero instead of to even", CUBECL, Q, tie="away"),
+    _m("reciprocal", "multiplies by the reciprocal x*(1/s) instead of dividing x/s", NDARRAY, Q,
        division="reciprocal"),
-    _m("divide-on-flex", "divides x/s where flex multiplies by the reciprocal", FLEX, division="divide"),
-    _m("scale-nearest", "scale rounded to nearest instead of up", NDARRAY, scale_rounding="nearest"),
-    _m("no-clamp", "clamp to the value range skipped (codes wrap)", NDARRAY, clamp="none"),
-    _m("flat-blocks", "blocks taken as flat chunks instead of N-D rectangles", NDARRAY, block_layout="flat"),
-    _m("reversed-nibbles", "sub-byte codes packed most-significant first", NDARRAY, packing="msb_first"),
-    _m("no-zero-guard", "missing 0 -> 0.1 substitution of a zero scale", NDARRAY, zero_scale="none"),
+    _m("divide-on-flex", "divides x/s where flex multiplies by the reciprocal", FLEX, Q, division="divide"),
+    _m("scale-nearest", "scale rounded to nearest instead of up", NDARRAY, ("round_up", *Q), scale_rounding="nearest"),
+    _m("no-clamp", "clamp to the value range skipped (codes wrap)", NDARRAY, Q, clamp="none"),
+    _m("flat-blocks", "blocks taken as flat chunks instead of N-D rectangles", NDARRAY, Q, block_layout="flat"),
+    _m("reversed-nibbles", "sub-byte codes packed most-significant first", NDARRAY, ("from_bytes", "pack_u32", "unpack_u32"), packing="msb_first"),
+    _m("no-zero-guard", "missing 0 -> 0.1 substitution of a zero scale", NDARRAY, (*Q, "dequantize"), zero_scale="none"),
     _m("sequential-two-level", "divides by the block scale then by the global instead of by their product",
-       NDARRAY, two_level_division="sequential"),
-    _m("bf16-via-f16", "BF16 scales rounded on the F16 grid", NDARRAY, bf16_grid_from_f16=True),
-    _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX,
+       NDARRAY, ("quantize",), two_level_division="sequential"),
+    _m("bf16-via-f16", "BF16 scales rounded on the F16 grid", NDARRAY, ("round_up", *Q), bf16_grid_from_f16=True),
+    _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX, ("compute_q_params",),
        normalized_cast_back=False),
-    _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
-    _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
+    _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, Q, nan_code="zero"),
+    _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, (*Q, "dequantize"), zero_scale="point_one"),
 ]
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in _ALL}
