@@ -52,3 +52,10 @@ def test_mutants_command(capsys):
     assert coverage.main_mutants(SUITE) == 0
     text = capsys.readouterr().out
     assert f"{len(MUTANTS)} of {len(MUTANTS)} mutants caught" in text
+
+
+def test_no_mutant_escapes_an_op_it_applies_to(suite):
+    """The per-op gate: every op a mutant changes (Mutant.ops) has a vector that catches it."""
+    caught = coverage.mutant_catches(suite)
+    assert not coverage.escapes(caught)
+    assert all(m.ops for m in MUTANTS.values()), "every mutant says which ops it changes"

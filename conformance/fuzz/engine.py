@@ -51,6 +51,7 @@ class Divergence:
     signature: str
     count: int = 0
     ops: dict = field(default_factory=dict)
+    explained: dict = field(default_factory=dict)   # candidate -> on how many of the class's cases it matches
     first_index: int = -1
     choices: list = field(default_factory=list)
     case: FuzzCase | None = None
@@ -131,6 +132,8 @@ class Fuzzer:
                     log(f"[case {index}] new divergence: {sig}")
                 div.count += 1
                 div.ops[case.op] = div.ops.get(case.op, 0) + 1
+                for c in (verdict.diagnosis or {}).get("matches", []):
+                    div.explained[c] = div.explained.get(c, 0) + 1
         report.seconds = time.monotonic() - start
         for div in report.divergences.values():
             if shrink:
@@ -249,6 +252,9 @@ class FuzzReport:
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
+            every = sorted(c for c, n in div.explained.items() if n == div.count)
+            if every:
+                out.append(f"  explained on all {div.count} cases by: {', '.join(every)}")
             if div.case is not None:
                 out.append(f"  minimal case: {div.case.describe()}")
                 for name, a in div.case.inputs.items():
