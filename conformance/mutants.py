@@ -56,6 +56,12 @@ _ALL = [
     _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX, ("compute_q_params",),
        normalized_cast_back=False),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, Q, nan_code="zero"),
+    _m("f64-scale", "scales (and the two-level split) computed in f64, then stored as f32", NDARRAY,
+       ("compute_q_params", "quantize_dynamic"), precision="f64_scale"),
+    _m("f64-everywhere", "the whole computation in f64: scales, x / s and its rounding", NDARRAY,
+       ("compute_q_params", *Q), precision="f64"),
+    _m("block-index-off-by-one", "partial blocks counted out of the block index (dim // block blocks per dim), "
+       "so their elements use a later block's scale", NDARRAY, ("quantize",), block_index="floor"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, (*Q, "dequantize"), zero_scale="point_one"),
 ]
 

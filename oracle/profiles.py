@@ -58,6 +58,12 @@ class Profile:
     """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
     block_layout: str = "nd"
     """``nd``: N-D rectangles; ``flat`` (mutant): flat chunks of ``block.num_elements()`` elements."""
+    block_index: str = "ceil"
+    """How a block's row-major index is strided: by ``ceil(dim / block)`` blocks per dim (burn); ``floor`` (a
+    mutant): the off-by-one of a partial block counted out, so its elements read the next row's scales."""
+    precision: str = "tensor"
+    """Where burn computes in the tensor's float dtype: ``tensor``. Mutants: ``f64_scale`` (scales and the
+    two-level split computed in f64, then stored as f32), ``f64`` (that, and x / s and its rounding in f64)."""
 
     # --- what the backend can hold ---
     input_dtypes: frozenset[str] = frozenset({"f32"})

@@ -28,8 +28,9 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
         alpha = np.where(min_abs < max_abs, max_abs, min_abs)
-        values_range = alpha * t.type(2.0)
-        scales = (values_range / t.type(np.float32(b - a))).astype(t, copy=False)
+        w = np.float64 if prof.precision != "tensor" else t.type  # f64: mutants only
+        values_range = alpha.astype(w) * w(2.0)
+        scales = (values_range / w(np.float32(b - a))).astype(t)
     if trace is not None:
         trace["raw_scales"] = scales
     if scheme.global_scale_dtype() is None:
@@ -46,13 +47,15 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     if block_dtype.max_representable() > F16_MAX:
         raise panic("qparams.block_dtype_too_wide", dtype=block_dtype.name)
     t = scales.dtype
-    s32 = scales.astype(np.float32, copy=False)
+    w = np.float64 if profile.precision != "tensor" else np.float32  # f64: mutants only
+    s32 = scales.astype(w, copy=False)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        peak = np.max(s32) if s32.size else np.float32(np.nan)
-        glob = np.float32(peak) / np.float32(block_dtype.max_representable())
+        peak = np.max(s32) if s32.size else w(np.nan)
+        glob = w(peak) / w(block_dtype.max_representable())
         clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
-        glob = clamp_min(glob, np.float32(F32_MIN_POSITIVE))
-        normalized = s32 / glob
+        glob = clamp_min(glob, w(F32_MIN_POSITIVE))
+        normalized = (s32 / glob).astype(np.float32)
+        glob = np.float32(glob)
     if profile.normalized_cast_back:
         normalized = normalized.astype(t, copy=False)
     return normalized, np.array([glob], dtype=np.float32)

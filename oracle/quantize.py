@@ -22,7 +22,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from .blocks import BlockLayout, flat_chunk_per_element
+from .blocks import BlockLayout, flat_chunk_per_element, floor_strided_per_element
 from .calibration import compute_range
 from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -202,7 +202,8 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     else:
         def divide(xc, ec):
             return _divide(xc, ec, profile)
-        aux = effective_guard(multiplier * per, profile)
+        product = multiplier * per if profile.precision != "f64" else np.float64(multiplier) * per
+        aux = effective_guard(product, profile)
     codes = _divide_and_encode(divide, layout.element_view(x32), aux, scheme, profile, trace, x.shape)
     return _finish(codes.reshape(x.shape), scheme, stored, glob, profile)
 
@@ -247,6 +248,10 @@ def _chunked(fn, xv: np.ndarray, aux: np.ndarray) -> np.ndarray:
 
 def _divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if profile.precision == "f64":  # a mutant: x / s and its rounding in f64, the integer back in f32
+            v = x.astype(np.float64) / np.asarray(e, dtype=np.float64)
+            rounded = np.where(np.abs(v - np.trunc(v)) >= 0.5, np.trunc(v) + np.sign(v), np.trunc(v))
+            return np.clip(rounded, -(2.0**30), 2.0**30).astype(np.float32)
         if profile.division == "reciprocal":
             return x * (np.float32(1.0) / e)
         return x / e
@@ -257,6 +262,8 @@ def _per_element(stored: np.ndarray, layout: BlockLayout, scheme: QuantScheme, p
     grid = stored[: layout.num_blocks()]
     if profile.block_layout == "flat":
         return layout.element_view(flat_chunk_per_element(grid, layout.shape, scheme.block_size()))
+    if profile.block_index == "floor" and not layout.divides():
+        return floor_strided_per_element(grid, layout)
     return layout.per_element(grid)
 
 

@@ -203,10 +203,11 @@ def signature(vector, verdict) -> str:
     ranking as the run summary), else op, failure kind and first wrong stage or error codes. Counts and values
     stay out, so equal causes aggregate."""
     d = verdict.diagnosis or {}
-    if d.get("matches"):
-        best = min(d["matches"], key=lambda c: (diagnose._specificity(c, verdict.profile), c))
-        desc = d.get("descriptions", {}).get(best, "")
-        return f"{verdict.kind}: matches {best}" + (f" ({desc})" if desc else "")
+    if d.get("matches"):  # the most specific candidates (a one-rule mutant of the judged profile first)
+        rank = {c: diagnose._specificity(c, verdict.profile) for c in d["matches"]}
+        best = sorted(c for c in rank if rank[c] == min(rank.values()))
+        descs = d.get("descriptions", {})
+        return f"{verdict.kind}: matches " + "; ".join(f"{c} ({descs[c]})" if descs.get(c) else c for c in best)
     head = f"{vector.op}: {verdict.kind}"
     exp = vector.expected[verdict.profile]
     if verdict.kind in ("unexpected error", "wrong error", "message mismatch"):
