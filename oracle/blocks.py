@@ -73,26 +73,3 @@ class BlockLayout:
         """``x`` in the layout :meth:`per_element` broadcasts against."""
         return x.reshape(self.split_shape()) if self.divides() else x
 
-
-def flat_chunk_per_element(grid: np.ndarray, shape: tuple[int, ...], block: BlockSize) -> np.ndarray:
-    """The *wrong* layout (a mutant): consecutive runs of ``block.num_elements()`` flat elements share a scale."""
-    numel = math.prod(shape)
-    run = np.repeat(np.asarray(grid).ravel(), block.num_elements())
-    if run.size < numel:
-        run = np.concatenate([run, np.repeat(run[-1:], numel - run.size)])
-    return run[:numel].reshape(shape)
-
-
-def floor_strided_per_element(grid: np.ndarray, layout: BlockLayout) -> np.ndarray:
-    """The *wrong* index of a mutant: blocks per dim counted as ``dim // block`` (a partial block left out) when
-    striding the row-major block index, so a partial block's elements read a later block's scale (the last
-    one at the end of the tensor)."""
-    grid = np.asarray(grid).ravel()
-    counts = [max(d // b, 1) for d, b in zip(layout.shape, layout.block)]
-    index = np.zeros(layout.shape, dtype=np.int64)
-    stride = 1
-    for axis in reversed(range(len(layout.shape))):
-        coord = np.arange(layout.shape[axis]) // layout.block[axis]
-        index += (coord * stride).reshape([-1 if a == axis else 1 for a in range(len(layout.shape))])
-        stride *= counts[axis]
-    return grid[np.clip(index, 0, max(grid.size - 1, 0))] if grid.size else np.zeros(layout.shape, grid.dtype)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .choices import NORMALIZED_DTYPE, SCALE_ARITHMETIC
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import F16_MAX, F32_MIN_POSITIVE, QuantScheme, ScaleDtype
@@ -28,9 +29,9 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
         alpha = np.where(min_abs < max_abs, max_abs, min_abs)
-        w = np.float64 if prof.precision != "tensor" else t.type  # f64: mutants only
-        values_range = alpha.astype(w) * w(2.0)
-        scales = (values_range / w(np.float32(b - a))).astype(t)
+        w = WORKING_DTYPE[prof.scale_arithmetic](t).type
+        values_range = alpha.astype(w, copy=False) * w(2.0)
+        scales = (values_range / w(np.float32(b - a))).astype(t, copy=False)
     if trace is not None:
         trace["raw_scales"] = scales
     if scheme.global_scale_dtype() is None:
@@ -47,15 +48,23 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     if block_dtype.max_representable() > F16_MAX:
         raise panic("qparams.block_dtype_too_wide", dtype=block_dtype.name)
     t = scales.dtype
-    w = np.float64 if profile.precision != "tensor" else np.float32  # f64: mutants only
+    w = WORKING_DTYPE[profile.scale_arithmetic](np.dtype(np.float32)).type
     s32 = scales.astype(w, copy=False)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         peak = np.max(s32) if s32.size else w(np.nan)
         glob = w(peak) / w(block_dtype.max_representable())
         clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
         glob = clamp_min(glob, w(F32_MIN_POSITIVE))
-        normalized = (s32 / glob).astype(np.float32)
-        glob = np.float32(glob)
-    if profile.normalized_cast_back:
-        normalized = normalized.astype(t, copy=False)
-    return normalized, np.array([glob], dtype=np.float32)
+        normalized = (s32 / glob).astype(np.float32, copy=False)
+    return NORMALIZED_CASTS[profile.normalized_dtype](normalized, t), np.array([glob], dtype=np.float32)
+
+
+def _to_tensor_dtype(normalized: np.ndarray, t: np.dtype) -> np.ndarray:
+    return normalized.astype(t, copy=False)
+
+
+NORMALIZED_CASTS = NORMALIZED_DTYPE.steps({"tensor": _to_tensor_dtype})
+
+
+# The dtype a scale step computes in, given the dtype burn computes it in (a mutant computes wider).
+WORKING_DTYPE = SCALE_ARITHMETIC.steps({"tensor": lambda t: t})
