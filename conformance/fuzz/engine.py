@@ -38,6 +38,9 @@ from ..vectors import Expected, Vector, vector_id, write_suite
 from .strategies import DataDraw, FuzzCase, RandomDraw, draw_case
 
 
+UNDEFINED = object()  # the verdict of a case whose behaviour the profile leaves undefined
+
+
 @dataclass
 class _Suite:
     """What the Runner needs of a suite: its profiles and a name."""
@@ -57,6 +60,11 @@ class Divergence:
     case: FuzzCase | None = None
     verdict: object = None
     written: Path | None = None
+
+
+class Undefined(Exception):
+    """burn's behaviour on this case is undefined under the profile (e.g. a GPU kernel reading out of bounds):
+    there is nothing to compare, the case is counted and skipped."""
 
 
 class OracleCrash(Exception):
@@ -80,22 +88,28 @@ class Fuzzer:
         d = RandomDraw(f"{self.seed}:{index}")
         return draw_case(d, self.profile, self.ops), d.choices
 
-    def vector(self, case: FuzzCase, profiles=None) -> Vector:
-        """The case as a vector with the oracle's expectation under ``profiles`` (default: the judged one)."""
-        c = _as_case(case)
+    def vector(self, case: FuzzCase, profiles=None, *, canonical: bool = False) -> Vector:
+        """The case as a vector with the oracle's expectation under ``profiles`` (default: the judged one).
+        ``canonical``: plain-JSON params and the content id (for writing it); the hot path skips both."""
+        c = _as_case(case, canonical)
         expected = {}
         for p in profiles or [self.profile]:
             try:
                 expected[p] = Expected(**expect(c, p))
             except CaseError as e:
+                if isinstance(e.__cause__, oracle.UndefinedBehaviour):
+                    raise Undefined(str(e.__cause__)) from None
                 raise OracleCrash(str(e)) from None
-        return Vector(vector_id(c.op, c.params, c.inputs), c.alias, c.op, c.params, c.inputs, expected)
+        vid = vector_id(c.op, c.params, c.inputs) if canonical else "fuzz"
+        return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
 
     def judge(self, case: FuzzCase):
         """(verdict, signature): signature None when the backend agrees or the case is not applicable."""
         try:
             with np.errstate(all="ignore"):
                 vector = self.vector(case)
+        except Undefined:
+            return UNDEFINED, None
         except OracleCrash as e:
             return None, f"{case.op}: the oracle crashed: {str(e).split(' with ', 1)[-1][:160]}"
         with warnings.catch_warnings():
@@ -132,7 +146,7 @@ class Fuzzer:
                     log(f"[case {index}] new divergence: {sig}")
                 div.count += 1
                 div.ops[case.op] = div.ops.get(case.op, 0) + 1
-                for c in (verdict.diagnosis or {}).get("matches", []):
+                for c in (getattr(verdict, "diagnosis", None) or {}).get("matches", []):
                     div.explained[c] = div.explained.get(c, 0) + 1
         report.seconds = time.monotonic() - start
         for div in report.divergences.values():
@@ -178,7 +192,7 @@ class Fuzzer:
     def write(self, div: Divergence, out: Path) -> Path:
         """The minimal case as a one-vector suite (expectations for every profile), like ``qconform repro``."""
         case = div.case
-        vector = self.vector(case, PROFILES)
+        vector = self.vector(case, PROFILES, canonical=True)
         c = _as_case(case)
         entries = {p: expect(c, p) for p in PROFILES}
         tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
@@ -191,7 +205,9 @@ class Fuzzer:
         return folder
 
 
-def _as_case(case: FuzzCase) -> Case:
+def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
+    if not canonical:  # the strategies build plain JSON params and contiguous arrays already
+        return Case(f"{case.op}/fuzz/case", case.op, case.params, case.inputs, reason="fuzz")
     params = _canonical_json(case.params, f"fuzz case {case.op}")
     inputs = {k: np.ascontiguousarray(v) for k, v in case.inputs.items()}
     vid = vector_id(case.op, params, inputs)
@@ -236,7 +252,8 @@ class FuzzReport:
     divergences: dict[str, Divergence] = field(default_factory=dict)
 
     def count(self, verdict) -> None:
-        status = "oracle crashed" if verdict is None else verdict.status
+        status = "oracle crashed" if verdict is None else "undefined behaviour (skipped)" \
+            if verdict is UNDEFINED else verdict.status
         self.statuses[status] = self.statuses.get(status, 0) + 1
 
     @property
@@ -326,7 +343,7 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
             warnings.simplefilter("ignore", RuntimeWarning)
             outcome = backend.run(case.op, case.params, case.inputs)
         with np.errstate(all="ignore"):
-            contracts = _contracts(_as_case(case), profile, {}) if case.op in ("ternary_matmul", "compute_range") \
+            contracts = _contracts(_as_case(case, False), profile, {}) if case.op in ("ternary_matmul", "compute_range") \
                 else {}
         chain = hashlib.sha256(chain + hashlib.sha256(outcome_bytes(outcome, contracts)).digest()).digest()
         if (i - start + 1) % CHECKPOINT == 0:

@@ -98,10 +98,8 @@ def _any_scheme(d, profile, level: str | None) -> dict:
         scheme["block"] = {"size": block_sizes(d), "dtype": dtype}
         if level == "two-level":
             scheme["tensor"] = d.pick(["F32", "F32", "F32", "F16", "BF16"])
-    try:
-        return QuantScheme.from_json(scheme).to_json()  # canonical (burn's BlockSize::new)
-    except ValueError:
-        return scheme  # not expressible as burn's QuantScheme: the backend must reject it like the oracle
+    obj = _scheme_obj(scheme)  # canonical (burn's BlockSize::new), unless burn cannot express it: then the
+    return scheme if obj is None else obj.to_json()  # backend must reject it like the oracle
 
 
 def shapes(d, scheme: dict | None = None, *, whole_blocks: bool = True, max_rank: int = 8) -> tuple:
@@ -168,6 +166,23 @@ _ANCH = np.zeros(13); _ANCH[ANCHOR] = 1
 _SUBNORMAL_F32 = float(np.finfo(np.float32).smallest_subnormal)
 
 
+_RARE = (NEG_ZERO, SUBNORMAL, EXTREME, INF, NAN, HUGE, TINY)
+
+
+def _rare_value(c: int, sign: np.ndarray, half: np.ndarray, s: float) -> np.ndarray:
+    if c == NEG_ZERO:
+        return np.full(sign.shape, -0.0)
+    if c == SUBNORMAL:
+        return sign * half * _SUBNORMAL_F32
+    if c == EXTREME:
+        return sign * EXTREMES[half % len(EXTREMES)]
+    if c == INF:
+        return sign * np.inf
+    if c == NAN:
+        return np.full(sign.shape, np.nan)
+    return sign * s * np.exp2(half % 64 if c == HUGE else -(half % 64))
+
+
 def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
     """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
     raw = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=np.uint8).reshape(n, 2)
@@ -181,18 +196,15 @@ def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, speci
     span = max(int(hi), 1)
     k = half % (span + 1)
     out = sign * s * (_K[cls] * k + _HALF[cls] + _FRAC[cls] * (mag * (span / 255.0)) + _ANCH[cls] * ((hi - lo) / 2))
-    present = set(np.unique(cls).tolist())
-    rare = {NEG_ZERO: lambda: -0.0, SUBNORMAL: lambda: sign * half * _SUBNORMAL_F32,
-            EXTREME: lambda: sign * EXTREMES[half % len(EXTREMES)], INF: lambda: sign * np.inf,
-            NAN: lambda: np.nan, HUGE: lambda: sign * s * np.exp2(half % 64),
-            TINY: lambda: sign * s * np.exp2(-(half % 64))}
-    for c in present & rare.keys():
-        mask = cls == c
-        out[mask] = np.broadcast_to(rare[c](), (n,))[mask]
+    present = np.bincount(cls, minlength=13)
+    for c in _RARE:
+        if present[c]:
+            mask = cls == c
+            out[mask] = _rare_value(c, sign[mask], half[mask], s)
     with np.errstate(over="ignore", invalid="ignore"):
         x = out.astype(np.float32).astype(dtype)
         for c, toward in ((TIE_UP, np.inf), (TIE_DOWN, -np.inf)):
-            if c in present:  # a tie's neighbour in the tensor's own dtype
+            if present[c]:  # a tie's neighbour in the tensor's own dtype
                 mask = cls == c
                 x[mask] = np.nextafter(x[mask], np.array(toward, dtype))
     return x
@@ -237,11 +249,20 @@ def _scale_level_dtype(scheme: dict) -> str:
     return block["dtype"] if isinstance(block, dict) else (scheme.get("tensor") or "F32")
 
 
+_PARSED: dict[str, QuantScheme | None] = {}
+
+
 def _scheme_obj(scheme: dict) -> QuantScheme | None:
-    try:
-        return QuantScheme.from_json(scheme)
-    except ValueError:
-        return None
+    """``QuantScheme.from_json`` (None if burn cannot express it), memoized: cases ask it several times."""
+    key = repr(scheme)
+    if key not in _PARSED:
+        if len(_PARSED) > 50_000:
+            _PARSED.clear()
+        try:
+            _PARSED[key] = QuantScheme.from_json(scheme)
+        except ValueError:
+            _PARSED[key] = None
+    return _PARSED[key]
 
 
 def _grid(shape, scheme: dict) -> list[int]:
@@ -467,14 +488,15 @@ class RandomDraw(_Picks):
 
     def __init__(self, seed):
         self._rnd, self.choices = random.Random(seed), []
+        self._random = self._rnd.random
 
     def integer(self, lo: int, hi: int) -> int:
-        v = self._rnd.randint(lo, hi)
+        v = lo + int(self._random() * (hi - lo + 1))  # random() < 1: v <= hi (randint is 4x slower)
         self.choices.append(v)
         return v
 
     def bytes(self, lo: int, hi: int) -> bytes:
-        v = self._rnd.randbytes(self._rnd.randint(lo, hi))
+        v = self._rnd.randbytes(lo + int(self._random() * (hi - lo + 1)))
         self.choices.append(v)
         return v
 
