@@ -7,10 +7,12 @@ depends on the backend's summation order (profile field ``mean_summation``), per
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .blocks import BlockLayout, params_shape
-from .choices import MEAN_SUMMATION
+from .choices import MEAN_SUMMATION, TENSOR_EXTREMUM
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import QuantScheme, list_debug, shape_debug
@@ -28,11 +30,11 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
     if calibration == "absmean" and scheme.global_scale_dtype() is not None:
         raise panic("range.absmean_two_level")
     if scheme.block_size() is None:
-        if x.size == 0:
-            raise panic(prof.empty_range_panic)
         if calibration == "minmax":
-            return x.min(keepdims=False).reshape(1), x.max().reshape(1)
-        gamma = _mean(np.abs(x).reshape(-1), 0, prof).reshape(1)
+            if x.size == 0:
+                raise panic(prof.empty_range_panic)
+            return _tensor_extremum(x, np.min, prof), _tensor_extremum(x, np.max, prof)
+        gamma = _mean(np.abs(x).reshape(-1), 0, prof).reshape(1)  # of nothing: 0 / 0 = NaN, no panic
         return -gamma, gamma
     blocks = _block_view(x, scheme, prof)
     reduce_axes = [axis for axis in range(1, blocks.ndim, 2) if blocks.shape[axis] > 1]
@@ -45,6 +47,21 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
         gamma = _mean(gamma, axis, prof)
     gamma = gamma.reshape(grid)
     return -gamma, gamma
+
+
+def _tensor_extremum(x: np.ndarray, reduce, profile: Profile) -> np.ndarray:
+    """``float_min``/``float_max`` of the whole tensor, shape ``[1]``: a NaN wins, and a zero result is the
+    first or the last zero of the tensor (the profile's ``tensor_extremum``), whose sign numpy would not pin."""
+    flat = x.reshape(-1)
+    m = reduce(flat)
+    if m == 0:
+        zeros = np.flatnonzero(flat == 0)
+        m = flat[zeros[ZERO_PICKS[profile.tensor_extremum]]]
+    return np.asarray(m, dtype=x.dtype).reshape(1)
+
+
+# Which of the equal zeros a per-tensor fold keeps: its index among them.
+ZERO_PICKS = TENSOR_EXTREMUM.steps({"first": 0, "last": -1})
 
 
 def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +82,7 @@ def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.
 def _fold_min_max(lows: np.ndarray, highs: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """Min of ``lows`` and max of ``highs`` along ``axis`` (kept), slice by slice, as burn's ``min_dim`` /
     ``max_dim`` select: a NaN wins, and among equal values (``+0`` and ``-0``) the *first* stays (ndarray's
-    ``argmin``/``argmax`` replace their pick only on a strict improvement; flex was measured to agree). numpy's
-    ``minimum``/``maximum`` return their second argument on ties, so the running result goes second. Folding
+    ``argmin``/``argmax`` and flex's ``extremum_dim`` replace their pick only on a strict improvement). Folding
     slices is also faster than numpy's reduce over a short inner axis, which dominated per-block calibration."""
     def part(values: np.ndarray, j: int) -> np.ndarray:
         index = [slice(None)] * values.ndim
@@ -75,11 +91,35 @@ def _fold_min_max(lows: np.ndarray, highs: np.ndarray, axis: int) -> tuple[np.nd
 
     if lows.shape[axis] == 1:
         return lows, highs
-    lo, hi = np.minimum(part(lows, 1), part(lows, 0)), np.maximum(part(highs, 1), part(highs, 0))
-    for j in range(2, lows.shape[axis]):
-        np.minimum(part(lows, j), lo, out=lo)
-        np.maximum(part(highs, j), hi, out=hi)
+    lo, hi = part(lows, 0).copy(), part(highs, 0).copy()
+    keep = _keep_first(lows.dtype)
+    for j in range(1, lows.shape[axis]):
+        keep(np.minimum, part(lows, j), lo)
+        keep(np.maximum, part(highs, j), hi)
     return lo, hi
+
+
+def _keep_first(dtype: np.dtype):
+    """``running = extremum(new, running)`` keeping ``running`` on a tie. numpy's ``minimum``/``maximum`` return
+    their second argument on a tie for float32 and bfloat16 (the fast path), but their first for float16; a
+    dtype whose numpy loop does not keep the second is folded by explicit strict improvement instead."""
+    if _tie_keeps_second(np.dtype(dtype)):
+        return lambda ufunc, new, running: ufunc(new, running, out=running)
+
+    def strict(ufunc, new, running):
+        better = (new < running) if ufunc is np.minimum else (new > running)
+        np.copyto(running, new, where=better | np.isnan(new))
+    return strict
+
+
+@functools.cache
+def _tie_keeps_second(dt: np.dtype) -> bool:
+    """Whether numpy's minimum and maximum return their second argument for ``-0`` against ``+0`` (probed)."""
+    plus, minus = np.zeros(1, dt), np.array([-0.0], np.float32).astype(dt)
+
+    def sign(a):
+        return bool(np.signbit(a.astype(np.float32))[0])
+    return all(sign(f(a, b)) == sign(b) for f in (np.minimum, np.maximum) for a, b in ((plus, minus), (minus, plus)))
 
 
 def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:

@@ -92,6 +92,12 @@ SCALE_ARITHMETIC = Choice("scale_arithmetic",
 PACKING = Choice("packing", lsb_first="code k of a u32 word at bits [k*bits, (k+1)*bits)")
 
 # --- calibration -------------------------------------------------------------------------------------------
+TENSOR_EXTREMUM = Choice(
+    "tensor_extremum",
+    last="ndarray's float_min/float_max fold `if a < b {a} else {b}`: of equal values (+0, -0) the later stays",
+    first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
+          "equal values the first stays",
+)
 MEAN_SUMMATION = Choice(
     "mean_summation",
     unrolled8="the ndarray crate's eight-way unrolled_fold on contiguous lanes, in-order sub-array sums elsewhere",

@@ -56,6 +56,8 @@ _SITES = [
     PanicSite("bytes.ue8m0", "unimplemented", "UE8M0 scales are not yet supported", "§8 #13 quantization.rs:440"),
     PanicSite("bytes.not_u32_multiple", "panic", "cast_slice>OutputSliceWouldHaveSlop",
               "§7.2 bytemuck::cast_slice of PackedU32 words"),
+    PanicSite("bytes.empty_unaligned", "panic", "cast_slice>TargetAlignmentGreaterAndInputNotAligned",
+              "§7.2 bytemuck::cast_slice of PackedU32 words out of an empty buffer (dangling, 1-aligned pointer)"),
     # scale rounding (§4)
     PanicSite("scale.ue8m0", "expect", "UE8M0 scales are not yet supported", "§8 #12 quantization.rs:364"),
     # calibration and q-params (§2, §3)
@@ -71,6 +73,10 @@ _SITES = [
               "burn-ndarray tensor.rs:582 (reduce_blocks' reshape of a rank >= 4 tensor)"),
     PanicSite("range.empty_ndarray", "expect", "Cannot compute min of empty tensor", "§8 #34 base.rs:1242"),
     PanicSite("range.empty_flex", "assert", "min: cannot reduce an empty tensor", "§8 #40 reduce.rs:466"),
+    PanicSite("qparams.empty_max_ndarray", "expect", "Cannot compute max of empty tensor",
+              "burn-ndarray ops/base.rs:1213 (max_float_view), reached by normalize_scales' float_max"),
+    PanicSite("qparams.empty_max_flex", "assert", "max: cannot reduce an empty tensor",
+              "burn-flex ops/reduce.rs:432 (max), reached by normalize_scales' float_max"),
     # Tensor::quantize (§5.1)
     PanicSite("quantize.global_mismatch", "assert_eq",
               "{scheme} does not match a per-tensor scale of {global_scale}",

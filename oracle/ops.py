@@ -15,6 +15,7 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
+from .errors import panic
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
@@ -99,6 +100,9 @@ def _pack_u32(params, inputs, prof) -> Outputs:
 
 
 def _unpack_u32(params, inputs, prof) -> Outputs:
+    value = QuantValue[params["value"]]
+    if value.is_float and prof.observes_through_bytes:  # into_vec_i8 has no PackedU32 path for fp8/fp4 values
+        raise panic("bytes.unsupported_store")
     return {"codes": unpack_u32(inputs["words"], QuantValue[params["value"]], int(params["numel"]), profile=prof)}
 
 

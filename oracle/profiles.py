@@ -165,6 +165,12 @@ class Profile:
     empty_range_panic: str = _panic_code("range.empty_flex")
     """The panic of ``min`` over an empty tensor (each backend words it its own way). The GPU profile assumes
     flex's wording: a GPU's empty reduction was not observed."""
+    empty_max_panic: str = _panic_code("qparams.empty_max_flex")
+    """The panic of ``max`` over an empty tensor: the two-level split's ``float_max`` of no block scales (same
+    assumption for the GPU)."""
+    tensor_extremum: str = _one_of(c.TENSOR_EXTREMUM, "first")
+    """Which of equal values (``+0``/``-0``) a per-tensor MinMax returns (per block, every backend keeps the
+    first). The GPU profile assumes flex's rule: a GPU reduction's choice was not observed."""
     mean_summation: str = _one_of(c.MEAN_SUMMATION, "any_order")
     """How ``mean`` sums. ``unrolled8`` (ndarray, exact): the ``ndarray`` crate's eight-way ``unrolled_fold`` on
     contiguous lanes, in-order sub-array additions along other axes. ``any_order`` (flex): burn-flex's default
@@ -207,6 +213,8 @@ _NDARRAY = Profile(
     writes_bytes_at_quantize=True,
     max_reshape_dims=6,
     empty_range_panic="range.empty_ndarray",
+    empty_max_panic="qparams.empty_max_ndarray",
+    tensor_extremum="last",
     mean_summation="unrolled8",
     ternary_fast_path=True,
 )

@@ -47,11 +47,13 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     cast back to ``T`` (§3.1)."""
     if block_dtype.max_representable() > F16_MAX:
         raise panic("qparams.block_dtype_too_wide", dtype=block_dtype.name)
+    if scales.size == 0:  # float_max of no block scales (an empty tensor): every backend's max panics
+        raise panic(profile.empty_max_panic)
     t = scales.dtype
     w = WORKING_DTYPE[profile.scale_arithmetic](np.dtype(np.float32)).type
     s32 = scales.astype(w, copy=False)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        peak = np.max(s32) if s32.size else w(np.nan)
+        peak = np.max(s32)
         glob = w(peak) / w(block_dtype.max_representable())
         clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
         glob = clamp_min(glob, w(F32_MIN_POSITIVE))

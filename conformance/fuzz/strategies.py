@@ -427,7 +427,7 @@ def unpack_u32_cases(d, profile) -> FuzzCase:
 
 
 def ternary_matmul_cases(d, profile) -> FuzzCase:
-    lead = [d.integer(1, 3) for _ in range(d.integer(0, 2))]
+    lead = [d.integer(1, 3) for _ in range(d.integer(1, 2))]  # rank >= 2: burn's matmul takes same-rank operands
     k, n = d.integer(1, 12), d.integer(1, 6)
     lhs = tensors(d, tuple(lead) + (k,), zero_blocks=False)
     raw = np.frombuffer(d.bytes(k * n, k * n), dtype=np.uint8)
