@@ -1,6 +1,7 @@
 """The subprocess adapter: one persistent child process, length-prefixed frames on stdin/stdout.
 
-One request is in flight at a time. Reads and writes are non-blocking and bounded by a per-request deadline,
+One request is in flight at a time (``run_many`` sends several and reads their replies in order, for the
+fuzzer). Reads and writes are non-blocking and bounded by a per-request deadline,
 so a child that hangs, stops reading, dies, or writes garbage costs one vector (recorded as ``timed out``,
 ``crashed`` or ``protocol error``): the process is killed and restarted lazily (with a new handshake) for the
 next vector. stderr is drained by a thread into a bounded tail that is attached to every fault.
@@ -143,6 +144,59 @@ class SubprocessBackend:
         self._kill()
         fault.stderr = self._stderr_text()
         return fault
+
+    def run_many(self, requests: list[tuple[str, dict, dict]]) -> list:
+        """Several requests in flight at once (protocol v1 unchanged: the child reads frames in order and
+        answers each in turn, so replies come back in request order). Any fault falls back to one request at
+        a time, so it lands on the request that causes it."""
+        if len(requests) <= 1 or self.proc is None:
+            return [self.run(*r) for r in requests]
+        rids, frames = [], []
+        for op, params, inputs in requests:
+            self._next_id += 1
+            rids.append(f"{self._next_id:x}")
+            frames.append(frame(encode_message(request_message(rids[-1], op, params), inputs)))
+        try:
+            replies = self._exchange_frames(b"".join(frames), len(frames), self.timeout * len(frames))
+            return [parse_reply(obj, tensors, rid) for (obj, tensors), rid in zip(replies, rids)]
+        except (_Failure, ProtocolError):
+            self._kill()
+            return [self.run(*r) for r in requests]
+
+    def _exchange_frames(self, blob: bytes, count: int, timeout: float) -> list:
+        """Write ``blob`` (``count`` frames) while reading ``count`` reply frames."""
+        deadline = time.monotonic() + timeout
+        pending = memoryview(blob)
+        pending = pending[self._write(pending):]
+        if pending:
+            self._sel.register(self._in, selectors.EVENT_WRITE)
+        buf, replies = bytearray(), []
+        try:
+            while len(replies) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Failure("timed out", f"{count - len(replies)} of {count} replies missing after "
+                                                f"{timeout:g} s")
+                for key, _ in self._sel.select(left):
+                    if key.fd == self._in:
+                        pending = pending[self._write(pending):]
+                        if not pending:
+                            self._sel.unregister(self._in)
+                        continue
+                    buf += self._read()
+                    while len(buf) >= 4 and len(buf) >= 4 + frame_length(bytes(buf[:4])):
+                        need = frame_length(bytes(buf[:4]))
+                        replies.append(decode_message(bytes(buf[4:4 + need])))
+                        del buf[:4 + need]
+            if buf:
+                raise ProtocolError(f"backend wrote {len(buf)} bytes after its replies")
+            return replies
+        finally:
+            if pending and self.proc is not None:
+                try:
+                    self._sel.unregister(self._in)
+                except (KeyError, ValueError):
+                    pass
 
     def _stderr_text(self) -> str:
         return self.stderr.text() if getattr(self, "stderr", None) else ""

@@ -62,6 +62,23 @@ class Divergence:
     written: Path | None = None
 
 
+BATCH = 64  # requests in flight through a backend with run_many
+
+
+class _Prefetched:
+    """The runner's backend: answers a request whose reply already arrived in a batch, else asks the backend."""
+
+    def __init__(self, backend):
+        self.backend, self.hello, self.waiting = backend, backend.hello, {}
+
+    def run(self, op, params, inputs):
+        outcome = self.waiting.pop(id(inputs), None)
+        return outcome if outcome is not None else self.backend.run(op, params, inputs)
+
+    def close(self):
+        self.backend.close()
+
+
 class Undefined(Exception):
     """burn's behaviour on this case is undefined under the profile (e.g. a GPU kernel reading out of bounds):
     there is nothing to compare, the case is counted and skipped."""
@@ -78,6 +95,8 @@ class Fuzzer:
         self.runner = Runner(_Suite(list(PROFILES)), backend_spec, profile=profile, timeout=timeout,
                              backend=backend, diagnose=diagnose).start()
         self.profile = self.runner.profile
+        self._backend = self.runner.backend
+        self.runner.backend = _Prefetched(self._backend)
 
     def close(self):
         self.runner.close()
@@ -131,10 +150,7 @@ class Fuzzer:
                     log=print) -> FuzzReport:
         report = FuzzReport(self.spec, self.profile, self.seed, self.ops)
         start = time.monotonic()
-        for index in indices:
-            if seconds is not None and time.monotonic() - start >= seconds:
-                break
-            case, choices = self.draw(index)
+        for index, case, choices in self._drawn(indices, seconds, start):
             verdict, sig = self.judge(case)
             report.count(verdict)
             report.cases += 1
@@ -155,6 +171,28 @@ class Fuzzer:
             if out is not None:
                 div.written = self.write(div, Path(out))
         return report
+
+    def _drawn(self, indices, seconds, start):
+        """(index, case, choices) in order; for a backend that takes several requests in flight
+        (``run_many``), a batch's requests go out together and the judge finds their answers waiting."""
+        batch_size = BATCH if hasattr(self._backend, "run_many") else 1
+        it = iter(indices)
+        while seconds is None or time.monotonic() - start < seconds:
+            batch = [(i, *self.draw(i)) for i in itertools.islice(it, batch_size)]
+            if not batch:
+                return
+            if batch_size > 1:
+                self._prefetch([case for _, case, _ in batch])
+            yield from batch
+            self.runner.backend.waiting.clear()
+
+    def _prefetch(self, cases: list[FuzzCase]) -> None:
+        caps = self._backend.hello.capabilities
+        wanted = [c for c in cases if caps.not_applicable(_as_case(c, False)) is None]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            outcomes = self._backend.run_many([(c.op, c.params, c.inputs) for c in wanted])
+        self.runner.backend.waiting.update({id(c.inputs): o for c, o in zip(wanted, outcomes)})
 
     # -- shrinking ----------------------------------------------------------------------------------------
 
