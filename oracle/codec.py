@@ -117,8 +117,6 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     split = raw.size - scale_bytes
     values = raw[:split].view(np.int8).copy()
     if store.kind == "PackedU32" and value.size_bits < 8:
-        if raw.size == 0:  # an empty buffer's pointer is dangling and 1-aligned: bytemuck refuses it for u32s
-            raise panic("bytes.empty_unaligned")
         if split % 4:
             raise panic("bytes.not_u32_multiple")
         values = unpack_u32(raw[:split].view("<u4").astype(np.uint32), value, math.prod(shape), profile=prof)

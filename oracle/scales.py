@@ -35,7 +35,11 @@ SCALE_ROUNDINGS = SCALE_ROUNDING.steps({"up": _round_up})
 def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
     """flex: the rounded scale if it is positive and finite, else ``scale_to_dtype(f32::MIN_POSITIVE)``."""
     rounded = scale_to_dtype(scales, dtype, profile)
-    tiny = scale_to_dtype(np.float32(F32_MIN_POSITIVE), dtype, profile)
+    if not ((rounded > 0) & np.isfinite(rounded)).all():  # the replacement is rounded only when needed: a
+        # UE8M0 scale dtype before 0.22.0 panics in it, so with no scale at all nothing panics here
+        tiny = scale_to_dtype(np.float32(F32_MIN_POSITIVE), dtype, profile)
+    else:
+        return rounded.astype(np.float32, copy=False)
     return np.where((rounded > 0) & np.isfinite(rounded), rounded, tiny).astype(np.float32, copy=False)
 
 

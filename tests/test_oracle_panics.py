@@ -209,6 +209,24 @@ def test_packed_words_must_be_whole():
            o.from_bytes, np.zeros(3 + 4, np.uint8), (8,), q4)
 
 
+def test_empty_packed_buffer_is_unaligned():
+    """Real burn (found by qconform fuzz): an empty buffer's dangling pointer is 1-aligned; bytemuck refuses it."""
+    q4 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(0)).per_block([2], ScaleDtype.F32)
+    empty = o.QTensor(np.zeros(0, np.int8), np.zeros(0, np.float32), None, q4)
+    raises("bytes.empty_unaligned", "cast_slice>TargetAlignmentGreaterAndInputNotAligned", o.dequantize, empty,
+           profile=FLEX)
+    assert o.from_bytes(np.zeros(0, np.uint8), (0,), q4, profile=FLEX).codes.size == 0
+
+
+def test_two_level_split_of_no_scales_panics_in_max():
+    """Real burn (found by qconform fuzz): normalize_scales' float_max of an empty tensor, worded per backend."""
+    two = Q8S.per_block([2], ScaleDtype.F16).per_tensor(ScaleDtype.F32)
+    empty = np.zeros(0, np.float32)
+    raises("qparams.empty_max_ndarray", "Cannot compute max of empty tensor", o.compute_q_params, empty, empty, two)
+    raises("qparams.empty_max_flex", "max: cannot reduce an empty tensor", o.compute_q_params, empty, empty, two,
+           profile=FLEX)
+
+
 def test_flex_0_22_1_asserts_whole_blocks():
     scheme = Q8S.per_block([4], ScaleDtype.F32)
     args = (np.ones((2, 6), np.float32), scheme, np.ones(4, np.float32))

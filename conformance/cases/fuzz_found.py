@@ -1,13 +1,21 @@
 """Cases that ``qconform fuzz`` found: each is the shrunk minimal case of one divergence class (against real
 burn, or a mutant that escaped the vectors of an op it changes), kept so the golden suite asks it forever.
-The reason says what was found and how the expectation was derived independently of the oracle."""
+The reason says what was found and where burn's source decides it (docs/findings.md, "Found by fuzzing")."""
 
 from __future__ import annotations
 
-from . import case, f32, scheme
+import numpy as np
+
+from . import case, f16, f32, scheme, u32
+
+BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
+    return _mutant_escapes() + _real_burn()
+
+
+def _mutant_escapes():
     bf16_tensor = scheme("Q8S", tensor="BF16")
     return [
         # mutant bf16-via-f16 escaped quantize and quantize_dynamic (found by fuzzing, seed 2)
@@ -21,4 +29,75 @@ def cases():
              {"x": f32(0.5), "scales": f32([1 / 254])}, spec=("§4.1", "§5.2"),
              reason="the same scale given explicitly: stored as bf16 round-up 0.00396728515625, code 126 "
                     "(an F16-grid scale 0.0039405823 would give 127)"),
+    ]
+
+
+def _real_burn():
+    two_level = scheme("Q8S", block=[2], block_dtype="F16", tensor="F32")
+    tensor = scheme("Q8S")
+    empty = np.zeros((0,), np.float32)
+    return [
+        case("compute_q_params/fuzz/two-level-empty", "compute_q_params", {"scheme": two_level},
+             {"min": empty, "max": empty}, spec=("§3.1", "§8"),
+             reason=f"found by fuzzing real burn: the two-level split takes float_max of the block scales "
+                    f"({BURN} quantization/scheme.rs normalize_scales), which panics on an empty tensor with each "
+                    "backend's wording (ndarray ops/base.rs:1213 'Cannot compute max of empty tensor', flex "
+                    "ops/reduce.rs:432 'max: cannot reduce an empty tensor'); the oracle returned empty scales"),
+        case("quantize_dynamic/fuzz/two-level-empty", "quantize_dynamic", {"scheme": two_level}, {"x": empty},
+             spec=("§3.1", "§5.1", "§8"),
+             reason="the same through quantize_dynamic: per-block MinMax of an empty tensor is empty (no panic), "
+                    "then the split's float_max panics before any of quantize's own checks"),
+        case("compute_range/fuzz/absmean-empty", "compute_range", {"scheme": tensor, "calibration": "absmean"},
+             {"x": empty}, spec=("§2",),
+             reason="found by fuzzing real burn: AbsMean is float_mean(float_abs(x)), and the mean of nothing is "
+                    "0/0 = NaN on both CPU backends (no panic: only min/max assert a non-empty tensor); gamma = "
+                    "NaN, range [-NaN, NaN]"),
+        case("compute_range/fuzz/minmax-tensor-zeros-neg-first", "compute_range",
+             {"scheme": tensor, "calibration": "minmax"}, {"x": f32(-0.0, 0.0)}, spec=("§2",),
+             reason="found by fuzzing real burn-flex: of equal values a per-tensor min/max keeps the later on "
+                    "ndarray (ops/base.rs min_float_view/max_float_view fold `if a < b {a} else {b}`: +0, +0) and "
+                    "the first on flex (ops/reduce.rs select_float_extremum keeps the current unless the "
+                    "candidate is strictly better: -0, -0)"),
+        case("compute_range/fuzz/minmax-tensor-zeros-pos-first", "compute_range",
+             {"scheme": tensor, "calibration": "minmax"}, {"x": f32(0.0, -0.0)}, spec=("§2",),
+             reason="the other order: ndarray keeps the later zero (-0, -0), flex the first (+0, +0)"),
+        case("compute_range/fuzz/minmax-tensor-zero-max", "compute_range",
+             {"scheme": tensor, "calibration": "minmax"}, {"x": f32(-1.0, 0.0, -0.0)}, spec=("§2",),
+             reason="max of [-1, +0, -0]: ndarray keeps the later zero (-0), flex the first (+0)"),
+        case("compute_range/fuzz/minmax-tensor-f16-zeros", "compute_range",
+             {"scheme": tensor, "calibration": "minmax"}, {"x": f16(-0.0, 0.0)}, spec=("§2",),
+             reason="flex's f16 per-tensor fold (reduce_scalar_half from -inf/+inf with select_float_extremum) "
+                    "keeps the first zero: -0, -0; ndarray has no f16 tensors"),
+        case("compute_range/fuzz/minmax-block-f16-zeros", "compute_range",
+             {"scheme": scheme("Q8S", block=[2]), "calibration": "minmax"}, {"x": f16(-0.0, 0.0, 0.0, -0.0)},
+             spec=("§2",),
+             reason="found by fuzzing real burn-flex: per block, flex's min_dim/max_dim (extremum_dim_half) "
+                    "replace only on a strict improvement, so the first zero stays: blocks [-0, -0], [+0, +0]. "
+                    "The oracle's fold used numpy's minimum/maximum, whose float16 loops keep their first "
+                    "argument on a tie (float32's keep the second): it answered the later zero"),
+        case("unpack_u32/fuzz/e4m3", "unpack_u32", {"value": "E4M3", "numel": 4}, {"words": u32(0x40383038)},
+             spec=("§7.2", "§7.3"),
+             reason="found by fuzzing real burn: on the CPU a user reaches unpack_q_to_i8s only through "
+                    "QuantizedBytes::into_vec_i8 (burn-std tensor/quantization.rs), whose PackedU32 branch has "
+                    "no fp8/fp4 path: unimplemented!('Not yet supported')"),
+        case("dequantize/fuzz/q4s-packed-empty", "dequantize",
+             {"scheme": scheme("Q4S", store=("PackedU32", 0), block=[2]), "dtype": "f32"},
+             {"codes": np.zeros((0,), np.int8), "scales": empty}, spec=("§6", "§7.2"),
+             reason="found by fuzzing real burn-flex: an empty Q4S PackedU32 tensor has an empty byte buffer, "
+                    "whose pointer is dangling and 1-aligned, and into_vec_i8's bytemuck::cast_slice to u32 "
+                    "refuses it ('cast_slice>TargetAlignmentGreaterAndInputNotAligned') before flex's "
+                    "scale-count assert"),
+        case("quantize/fuzz/ue8m0-no-scale", "quantize", {"scheme": scheme("Q8S", tensor="UE8M0"), "api": "tensor"},
+             {"x": f32(0.0), "scales": empty}, spec=("§4.1", "§5.3", "§8"),
+             reason="found by fuzzing real burn-flex 0.22.0-pre.3: UE8M0 has no round-up rule before 0.22.0, but "
+                    "round-up (and flex's validated_scale replacement round_up(f32::MIN_POSITIVE), needed only "
+                    "for a non-positive or non-finite scale) runs per scale: with no scale nothing panics there, "
+                    "and flex's read of scale 0 is out of bounds"),
+        case("ternary_matmul/fuzz/inf-activation", "ternary_matmul", {},
+             {"lhs": f32([[0.50000006, 1.0, -1.0], [0.0, np.inf, 0.0]]),
+              "rhs_codes": np.array([[-1, -1], [-1, -1], [-1, 0]], np.int8), "rhs_scale": f32([1.0])},
+             spec=("§9.4",),
+             reason="found by fuzzing real burn-flex: with an inf in the activation the GEMM tolerance bound was "
+                    "computed over inf * 0 = NaN, so no answer could pass; outputs fed by inf or NaN compare as "
+                    "such and the bound covers the finite ones (the GEMM's -0.5 vs the exact -0.50000006)"),
     ]
