@@ -2,6 +2,8 @@
 # Real burn under test: builds the Rust harness on burn's crates and runs the whole golden suite through each
 # binary, judged against the profile the binary claims (burn-<release>/<backend>). Any divergence fails.
 # Messages must match burn's exact panic text too (--strict-messages). Reports land in out/burn/<binary>.json.
+# Then each binary is fuzzed for a fixed budget against its own profile (docs/fuzzing.md): a fixed seed, printed,
+# so a failure reproduces; a divergence fails too, with its minimal case under out/burn/fuzz-<binary>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p out/burn
@@ -11,5 +13,7 @@ for binary in "${binaries[@]}"; do
     name=$(basename "$binary")
     echo "== $name"
     .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --report "out/burn/$name.json" || status=1
+    .venv/bin/qconform fuzz --backend "subprocess:$binary" --cases "${QCONFORM_FUZZ_CASES:-3000}" \
+        --seed "${QCONFORM_FUZZ_SEED:-20261130}" --out "out/burn/fuzz-$name" || status=1
 done
 exit $status
