@@ -95,10 +95,11 @@ def test_digest_equal_for_equal_backends_and_bisects_a_difference():
     first = engine.first_difference(a, c, NDARRAY, seed=4, cases=600, ops=["quantize"], ca=ra.checkpoints,
                                     cb=rc.checkpoints)
     # independently: the first case on which the two answer differently, found case by case
-    from conformance.diagnose import same_outcome
+    from conformance.compare import same_outcome
     for i in range(600):
         case = draw_case(RandomDraw(f"4:{i}"), NDARRAY, ["quantize"])
         with np.errstate(all="ignore"):
-            if not same_outcome(a.run(case.op, case.params, case.inputs), c.run(case.op, case.params, case.inputs)):
+            if not same_outcome(a.run(case.op, case.params, case.inputs), c.run(case.op, case.params, case.inputs),
+                                {}):
                 break
     assert first == i

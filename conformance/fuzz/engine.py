@@ -30,7 +30,7 @@ import oracle
 from ..cases import Case
 from .. import diagnose
 from ..compare import FAILED
-from ..generate import PROFILES, CaseError, _canonical_json, expect
+from ..generate import PROFILES, CaseError, UndefinedCase, _canonical_json, expect
 from ..protocol import Error, Fault, Result
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
@@ -115,9 +115,9 @@ class Fuzzer:
         for p in profiles or [self.profile]:
             try:
                 expected[p] = Expected(**expect(c, p))
+            except UndefinedCase as e:
+                raise Undefined(str(e)) from None
             except CaseError as e:
-                if isinstance(e.__cause__, oracle.UndefinedBehaviour):
-                    raise Undefined(str(e.__cause__)) from None
                 raise OracleCrash(str(e)) from None
         vid = vector_id(c.op, c.params, c.inputs) if canonical else "fuzz"
         return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
@@ -258,7 +258,7 @@ def signature(vector, verdict) -> str:
     stay out, so equal causes aggregate."""
     d = verdict.diagnosis or {}
     if d.get("matches"):  # the most specific candidates (a one-rule mutant of the judged profile first)
-        rank = {c: diagnose._specificity(c, verdict.profile) for c in d["matches"]}
+        rank = {c: diagnose.rank(c, verdict.profile) for c in d["matches"]}
         best = sorted(c for c in rank if rank[c] == min(rank.values()))
         descs = d.get("descriptions", {})
         return f"{verdict.kind}: matches " + "; ".join(f"{c} ({descs[c]})" if descs.get(c) else c for c in best)

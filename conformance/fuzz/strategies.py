@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import oracle
 from oracle import QuantScheme, QuantValue, get_profile
+from oracle.blocks import params_shape
 from oracle.support import check_quantize
 
 FLOATS = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
@@ -267,7 +268,7 @@ def _scheme_obj(scheme: dict) -> QuantScheme | None:
 
 def _grid(shape, scheme: dict) -> list[int]:
     obj = _scheme_obj(scheme)
-    return [1] if obj is None else oracle.params_shape(tuple(shape), obj)
+    return [1] if obj is None else params_shape(tuple(shape), obj)
 
 
 def scale_cases(d, profile, op: str) -> FuzzCase:
