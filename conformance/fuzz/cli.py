@@ -76,7 +76,8 @@ def _digest(args, seed: int, ops) -> int:
             if spec not in backends:
                 backends[spec] = open_backend(spec, timeout=args.timeout)
             start = time.monotonic()
-            runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops)
+            runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
+                                    capabilities=a.hello.capabilities)
             took = time.monotonic() - start
             print(f"digest {runs[spec].digest}  {spec}  ({cases} cases, profile {profile}, {took:.1f} s, "
                   f"{cases / took:,.0f}/s)", flush=True)
