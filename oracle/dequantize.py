@@ -55,7 +55,8 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
         # The GPU splits the same bytes by size; its codes are the logical ones given.
         held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
         return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
-    if data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and scheme.value.size_bits < 8:
+    sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
+    if data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
         # TensorData::quantized of nothing holds a dangling, 1-aligned buffer, which into_vec_i8's
         # bytemuck::cast_slice to u32 words refuses after its packed-dim assert (observed on burn-flex; bytes read in through
         # TensorData::from_bytes_vec are not refused, so from_bytes has no such panic)

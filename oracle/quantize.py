@@ -25,6 +25,7 @@ import numpy as np
 
 from .blocks import BlockLayout, layout_of
 from .calibration import compute_range
+from .codec import encode_scales
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
 from .encode import encode
 from .errors import UndefinedBehaviour, panic
@@ -182,7 +183,8 @@ def _finish(codes: np.ndarray, scheme: QuantScheme, held: np.ndarray, glob: np.n
     """What the backend keeps, after the byte-level checks of ``TensorData::quantized`` (ndarray) or
     ``FlexQTensor::new`` (flex)."""
     result_scheme = scheme.with_store(NATIVE) if profile.stores_as_native else scheme
-    if profile.writes_bytes_at_quantize:
+    if profile.writes_bytes_at_quantize:  # QuantizedBytes::new: the block scales are encoded first, then the global
+        encode_scales(held if scheme.block_size() is not None else held[:1], scheme.scale_dtype(), profile=profile)
         two_level = scheme.global_scale_dtype()
         if two_level is not None and glob is not None and two_level is not ScaleDtype.F32:
             raise panic("bytes.global_not_f32", scheme=scheme.debug(), left=two_level.name, right="F32")

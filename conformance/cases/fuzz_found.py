@@ -93,6 +93,19 @@ def _real_burn():
                     "round-up (and flex's validated_scale replacement round_up(f32::MIN_POSITIVE), needed only "
                     "for a non-positive or non-finite scale) runs per scale: with no scale nothing panics there, "
                     "and flex's read of scale 0 is out of bounds"),
+        case("dequantize/fuzz/e2m1-packed-empty", "dequantize",
+             {"scheme": scheme("E2M1", store=("PackedU32", 0), block=[2]), "dtype": "f32"},
+             {"codes": np.zeros((0,), np.int8), "scales": empty}, spec=("§6", "§7.2"),
+             reason="found by a digest run against real burn-flex: into_vec_i8's PackedU32 branch refuses fp8/fp4 "
+                    "values (unimplemented 'Not yet supported') before any cast, so an empty E2M1 tensor never "
+                    "reaches the alignment check of dequantize/fuzz/q4s-packed-empty"),
+        case("quantize/fuzz/ue8m0-blocks-f16-global-empty", "quantize",
+             {"scheme": scheme("Q8S", block=[2], block_dtype="UE8M0", tensor="F16"), "api": "tensor"},
+             {"x": empty, "scales": empty, "global": f32([1.0])}, spec=("§7.1", "§8"),
+             reason="found by a digest run against real burn-ndarray 0.22.0-pre.3, which writes TensorData::"
+                    "quantized at quantize time: QuantizedBytes::new (burn-std tensor/quantization.rs) encodes "
+                    "the block scales first (UE8M0: unimplemented before 0.22.0, even for no scale) and asserts "
+                    "an f32 global only after; the oracle checked the global first"),
         case("ternary_matmul/fuzz/inf-activation", "ternary_matmul", {},
              {"lhs": f32([[0.50000006, 1.0, -1.0], [0.0, np.inf, 0.0]]),
               "rhs_codes": np.array([[-1, -1], [-1, -1], [-1, 0]], np.int8), "rhs_scale": f32([1.0])},
