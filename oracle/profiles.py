@@ -265,9 +265,10 @@ _NDARRAY_0_22_1 = _NDARRAY.with_(
 _FLEX_0_22_1 = _FLEX.with_(
     name="burn-0.22.1/flex",
     description="burn-flex as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales; quantize asserts "
-                "whole blocks",
+                "whole blocks; clamp_min lets NaN through (a NaN two-level global stays NaN)",
     ue8m0=True,
     asserts_whole_blocks=True,
+    clamp_min_ignores_nan=False,  # burn-flex 0.22.1 ops/float.rs:689-699 tests is_nan first
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1)}

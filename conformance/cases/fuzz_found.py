@@ -106,6 +106,19 @@ def _real_burn():
                     "quantized at quantize time: QuantizedBytes::new (burn-std tensor/quantization.rs) encodes "
                     "the block scales first (UE8M0: unimplemented before 0.22.0, even for no scale) and asserts "
                     "an f32 global only after; the oracle checked the global first"),
+        case("compute_q_params/fuzz/two-level-nan-global", "compute_q_params", {"scheme": two_level},
+             {"min": f32(np.nan), "max": f32(np.nan)}, spec=("§3.1",),
+             reason="found by fuzzing real burn-flex 0.22.1: normalize_scales clamps the global with "
+                    "float_clamp_min(global, f32::MIN_POSITIVE); flex 0.22.0-pre.3 computes x.max(min), which maps "
+                    "a NaN global to MIN_POSITIVE, flex 0.22.1 tests is_nan first (ops/float.rs:689-699) and "
+                    "keeps the NaN, like ndarray"),
+        case("quantize_dynamic/fuzz/two-level-nan-block", "quantize_dynamic",
+             {"scheme": scheme("Q8S", block=[4, 2], block_dtype="F16", tensor="F32")},
+             {"x": f32([[0, 0, 0, np.nan], [0, 0, 0, 0], [0.5, 0, 0, 0], [0, 0, 0, 0]])}, spec=("§3.1", "§5.3"),
+             reason="the same through quantize_dynamic on flex: a NaN in one block makes the global NaN on 0.22.1, "
+                    "every normalized block scale NaN, and validated_scale replaces each by round_up(MIN_POSITIVE) "
+                    "on the F16 grid (5.96e-8); on 0.22.0-pre.3 the global is MIN_POSITIVE and the other block's "
+                    "normalized scale rounds up to F16's maximum, 65504"),
         case("ternary_matmul/fuzz/inf-activation", "ternary_matmul", {},
              {"lhs": f32([[0.50000006, 1.0, -1.0], [0.0, np.inf, 0.0]]),
               "rhs_codes": np.array([[-1, -1], [-1, -1], [-1, 0]], np.int8), "rhs_scale": f32([1.0])},
