@@ -103,3 +103,16 @@ def test_digest_equal_for_equal_backends_and_bisects_a_difference():
                                 {}):
                 break
     assert first == i
+
+
+def test_cli_exit_status_seed_and_rerun_command(tmp_path, capsys):
+    from conformance.cli import main
+    assert main(["fuzz", "--backend", "oracle", "--cases", "200", "--seed", "3", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "seed 3" in out and "no divergence" in out
+    assert main(["fuzz", "--backend", "mutant:ties-even", "--ops", "quantize", "--cases", "400", "--seed", "1",
+                 "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "matches mutant ties-even" in out and "qconform run --backend mutant:ties-even" in out
+    assert main(["fuzz", "--digest", "--backend", "oracle", "--cases", "300", "--seed", "3"]) == 0
+    assert "digests equal" in capsys.readouterr().out
