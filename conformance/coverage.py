@@ -37,6 +37,8 @@ CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos
            "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block", "zero-scale",
            "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
 QUANTIZE = ("quantize", "quantize_dynamic")
+STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "repeat_dim", "expand",
+            "mul_scalar")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,12 @@ PLANES = (
           (("op", ("quantize", "quantize_dynamic", "dequantize", "scheme_info")), ("shape", SHAPES))),
     Plane("value-class", "adversarial value classes at each level (quantize or quantize_dynamic)",
           (("class", CLASSES), ("level", LEVELS)), QUANTIZE),
+    Plane("layout", "each layout step on a quantized tensor at each level (qlayout, chains included)",
+          (("step", STEP_OPS), ("level", LEVELS)), ("qlayout",)),
+    Plane("layout-store", "what each store becomes when a quantized tensor is loaded and moved",
+          (("store", STORES), ("level", LEVELS)), ("qlayout",)),
+    Plane("layout-view", "quantize_dynamic of a non-contiguous view, each view step at each level",
+          (("view", ("transpose", "permute", "slice", "flip", "expand")), ("level", LEVELS)), ("quantize_view",)),
     Plane("panic", "every panic of spec §8 that the modelled ops can reach (oracle/errors.py CATALOGUE)",
           (("panic", _panic_codes()),)),
 )

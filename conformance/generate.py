@@ -61,6 +61,7 @@ def suite_cases(suite: str) -> list[Case]:
         calibration,
         codec,
         dequantize,
+        layout,
         matmul,
         packing,
         qparams,
@@ -71,7 +72,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info)
+               packing, matmul, scheme_info, layout)
     return [c for m in modules for c in m.cases()]
 
 

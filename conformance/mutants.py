@@ -50,6 +50,12 @@ _ALL = [
     _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX,
        normalized_cast_back=False),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
+    _m("grid-not-permuted", "a permuted block tensor keeps its scale grid in the old order (block dims permuted)",
+       NDARRAY, layout="ndarray/grid-not-permuted"),
+    _m("block-dims-not-permuted", "a permuted block tensor keeps the scheme's block dims (scale grid permuted)",
+       NDARRAY, layout="ndarray/block-dims-not-permuted"),
+    _m("scales-not-sliced", "slicing a block tensor moves the codes and keeps every block scale", FLEX,
+       layout="flex/scales-not-sliced"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
 ]
 

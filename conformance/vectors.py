@@ -27,7 +27,7 @@ FORMAT, FORMAT_VERSION = "qconform-vectors", 1
 # The operations of docs/ops.md, in its order (the oracle's `oracle.OPS` serves the same names).
 OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
        "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
+       "scheme_info", "qlayout", "quantize_view")
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 

@@ -15,6 +15,7 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
+from .layout import run_steps, view
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
@@ -82,6 +83,21 @@ def _dequantize(params, inputs, prof, trace) -> Outputs:
     return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, trace=trace)}
 
 
+def _qlayout(params, inputs, prof, trace) -> Outputs:
+    """Layout steps on a quantized tensor through burn's ``Tensor`` API (``oracle/layout.py``)."""
+    x, held = run_steps(_parts(inputs, params), params["steps"], prof, trace)
+    if held is None:
+        return {"x": x, "quantized": False}
+    out = _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}
+    return out
+
+
+def _quantize_view(params, inputs, prof, trace) -> Outputs:
+    """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
+    x = view(np.asarray(inputs["x"]), params["view"])
+    return _qtensor_outputs(quantize_dynamic(x, _scheme(params), profile=prof, trace=trace), prof)
+
+
 def _to_bytes(params, inputs, prof) -> Outputs:
     return {"bytes": to_bytes(_parts(inputs, params), profile=prof)}
 
@@ -140,11 +156,13 @@ OPS: dict[str, Callable[[dict, dict, Profile], Outputs]] = {
     "unpack_u32": _unpack_u32,
     "ternary_matmul": _ternary_matmul,
     "scheme_info": _scheme_info,
+    "qlayout": _qlayout,
+    "quantize_view": _quantize_view,
 }
 
 
 # The ops that can report their intermediate stages (see quantize.py) take a trace dict as well.
-TRACED = {"compute_q_params", "quantize", "quantize_dynamic", "dequantize"}
+TRACED = {"compute_q_params", "quantize", "quantize_dynamic", "dequantize", "qlayout", "quantize_view"}
 
 
 def run(op: str, params: dict, inputs: dict[str, np.ndarray], *,

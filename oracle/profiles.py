@@ -109,6 +109,9 @@ class Profile:
     max_reshape_dims: int | None = None
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
+    layout: str = "ndarray"
+    """Which row of ``oracle.layout.ROUTES`` says how a layout op on a quantized tensor is carried out (codes
+    moved, scale grid permuted, requantized, float result or a panic), spec §9."""
     ternary_fast_path: bool = False
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
@@ -154,6 +157,7 @@ _FLEX = Profile(
     stores_as_native=True,
     keeps_extra_scales=True,
     checks_qtensor=True,
+    layout="flex",
 )
 
 _CUBECL = Profile(
@@ -173,6 +177,7 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
     observes_through_bytes=False,
+    layout="cubecl",
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
