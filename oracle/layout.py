@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from . import choices as c
 from .blocks import BlockLayout, params_shape
 from .codec import into_data
 from .dequantize import _reload, dequantize
@@ -40,6 +41,7 @@ from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
 from .scheme import NATIVE, BlockSize, QuantScheme, shape_debug
+from .stages import Stages
 
 STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "repeat_dim", "expand",
             "mul_scalar")
@@ -49,7 +51,7 @@ PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", 
 
 _CPU_DEFAULTS = {"repeat_dim": "requantize", "expand": "float", "mul_scalar": "float"}
 # (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
-ROUTES: dict[str, dict[str, tuple[str, str]]] = {
+ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
     # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
     "ndarray": {
         "reshape": ("move", "move"), "transpose": ("move_grid", "move_grid"),
@@ -72,14 +74,9 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = {
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
-}
+})
 
-# Plausible wrong implementations (conformance/mutants.py): one route of a real row replaced.
-_PERMUTES = ("transpose", "swap_dims", "permute")
-ROUTES["ndarray/grid-not-permuted"] = {**ROUTES["ndarray"], **{k: ("move", "move_dims") for k in _PERMUTES}}
-ROUTES["ndarray/block-dims-not-permuted"] = {**ROUTES["ndarray"],
-                                             **{k: ("move", "move_grid_only") for k in _PERMUTES}}
-ROUTES["flex/scales-not-sliced"] = {**ROUTES["flex"], "slice": ("move", "move"), "select": ("move", "move")}
+PERMUTES = ("transpose", "swap_dims", "permute")
 
 
 # --- the float op of each step (numpy; also what the codes undergo when they move) ---------------------------
@@ -240,13 +237,13 @@ def load(qt: QTensor, profile: Profile) -> QTensor:
 
 
 def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
-              trace: dict | None = None) -> tuple[np.ndarray, QTensor | None]:
+              stages: Stages | None = None) -> tuple[np.ndarray, QTensor | None]:
     """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
-    (``None`` for a float result). ``trace["moved"]`` receives ``op(dequantize(q))`` for a chain of pure moves:
+    (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
     what a user expects the result to dequantize to."""
     held: QTensor | np.ndarray = load(qt, profile)
-    if trace is not None and all(s["op"] in PURE_MOVES for s in steps):
-        trace["moved"] = view(values(held, profile), steps)
+    if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
+        stages.moved = view(values(held, profile), steps)
     for s in steps:
         held = step(held, s, profile)
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
