@@ -78,6 +78,21 @@ def qlayout_cases():
             scales, glob = _scales(level, r)
             out.append(_ql(alias, sch, steps, codes, scales, glob, reason=why,
                            spec=("§9.1", "§9.2") if level == "tensor" else ("§9.1", "§9.3")))
+    # Each block spans its full code range (one +-127 per block), as a quantize_dynamic result does: there flex's
+    # requantization finds the same scales again.
+    for level in ("block", "block-2x4", "two-level"):
+        for name in ("transpose", "flip-cols", "reshape-2x16"):
+            alias = f"qlayout/q8s/{level}/{name}/calibrated"
+            r = rng(alias)
+            sch = LEVELS[level]
+            codes = r.integers(-126, 127, size=SHAPE).astype(np.int8)
+            extent = (2, 4) if level == "block-2x4" else (1, 4)
+            codes[::extent[0], ::extent[1]] = np.where(r.random((SHAPE[0] // extent[0], SHAPE[1] // extent[1])) < 0.5,
+                                                       -127, 127)
+            scales, glob = _scales(level, r)
+            steps, why = STEPS[name]
+            out.append(_ql(alias, sch, steps, codes, scales, glob, spec=("§9.1", "§9.3"),
+                           reason=f"{why}; every block holds a +-127 code, like a freshly quantized tensor"))
     # Stores and values beyond Native Q8S: what q_from_data makes of them, then a move.
     for value, store, seg in (("Q8S", ("PackedU32", 0), "q8s-packed"), ("Q8S", ("PackedNative", 0), "q8s-packed-native"),
                               ("Q8F", "Native", "q8f"), ("Q4S", "Native", "q4s")):
