@@ -37,8 +37,8 @@ CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos
            "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block", "zero-scale",
            "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
 QUANTIZE = ("quantize", "quantize_dynamic")
-STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "repeat_dim", "expand",
-            "mul_scalar")
+STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim", "cat",
+            "expand", "mul_scalar")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@
 A *step* is one ``Tensor`` call, as JSON: ``{"op": "reshape", "shape": [..]}``, ``{"op": "transpose"}``,
 ``{"op": "swap_dims", "dims": [a, b]}``, ``{"op": "permute", "axes": [..]}``, ``{"op": "flip", "axes": [..]}``,
 ``{"op": "slice", "ranges": [[start, end, step], ..]}``, ``{"op": "select", "dim": d, "indices": [..]}``,
-``{"op": "repeat_dim", "dim": d, "times": n}``, ``{"op": "expand", "shape": [..]}``,
+``{"op": "gather", "dim": d, "indices": [..], "shape": [..]}`` (an index tensor, flat row-major),
+``{"op": "repeat_dim", "dim": d, "times": n}``, ``{"op": "cat", "dim": d, "copies": n}`` (the tensor
+concatenated with itself), ``{"op": "expand", "shape": [..]}``,
 ``{"op": "mul_scalar", "value": v}``.
 
 What a backend does with a step on a quantized tensor is one of a few *routes* (burn's routing, §9.1: burn-tensor's
@@ -43,13 +45,15 @@ from .scales import validated_scale
 from .scheme import NATIVE, BlockSize, QuantScheme, shape_debug
 from .stages import Stages
 
-STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "repeat_dim", "expand",
-            "mul_scalar")
+STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
+            "cat", "expand", "mul_scalar")
 # Steps that only move (or repeat) elements: for them a user expects dequantize(op(q)) == op(dequantize(q)).
-PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "repeat_dim",
-                        "expand"})
+PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather",
+                        "repeat_dim", "cat", "expand"})
 
-_CPU_DEFAULTS = {"repeat_dim": "requantize", "expand": "float", "mul_scalar": "float"}
+# Not forwarded by Dispatch (gather, repeat_dim, cat: the trait default), or dequantized by burn-tensor's bridge.
+_CPU_DEFAULTS = {"gather": "requantize", "repeat_dim": "requantize", "cat": "requantize", "expand": "float",
+                 "mul_scalar": "float"}
 # (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
 ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
     # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
@@ -109,6 +113,11 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
         return a[tuple(ranges)]
     if op == "select":
         return np.take(a, np.asarray(step["indices"], dtype=np.int64), axis=step["dim"])
+    if op == "gather":
+        idx = np.asarray(step["indices"], dtype=np.int64).reshape(step["shape"])
+        return np.take_along_axis(a, idx, axis=step["dim"])
+    if op == "cat":
+        return np.concatenate([a] * step["copies"], axis=step["dim"])
     if op == "repeat_dim":
         reps = [1] * a.ndim
         reps[step["dim"]] = step["times"]

@@ -156,6 +156,17 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             let indices = Tensor::<1, Int>::from_data(TensorData::new(idx, [n]), &device);
             Ok(same_rank!(t, x, D => x.select(dim, indices.clone())))
         }
+        "gather" => {
+            let dim = usize_of(step, "dim")?;
+            let idx: Vec<i64> = usizes(step, "indices")?.into_iter().map(|i| i as i64).collect();
+            let shape = usizes(step, "shape")?;
+            let data = TensorData::new(idx, shape);
+            Ok(same_rank!(t, x, D => x.gather(dim, Tensor::<D, Int>::from_data(data.clone(), &device))))
+        }
+        "cat" => {
+            let (dim, copies) = (usize_of(step, "dim")?, usize_of(step, "copies")?);
+            Ok(same_rank!(t, x, D => Tensor::cat(vec![x; copies], dim)))
+        }
         "repeat_dim" => {
             let (dim, times) = (usize_of(step, "dim")?, usize_of(step, "times")?);
             Ok(same_rank!(t, x, D => x.repeat_dim(dim, times)))
