@@ -18,7 +18,7 @@ import numpy as np
 from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
 from oracle.encode import nan_codes, store_codes
-from oracle.layout import PERMUTES, ROUTES
+from oracle.layout import PERMUTES, ROUTES, view
 from oracle.quantize import divide
 from oracle.rounding import ROUNDERS, round_up
 from oracle.scales import effective_guard
@@ -106,6 +106,17 @@ c.LAYOUT.add("flex/scales-not-sliced", "slice/select move the codes of a block t
              {**ROUTES["flex"], "slice": ("move", "move"), "select": ("move", "move")})
 
 
+
+def _storage_order(x, steps):
+    """The view's strides ignored: its elements taken from the source buffer in storage order (burn #4491's
+    wrong reconstruction on wgpu), cycling where a broadcast view has more elements than the buffer."""
+    shape = view(np.zeros(x.shape, np.float32), steps).shape
+    return np.resize(np.ascontiguousarray(x).ravel(), shape)
+
+
+c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _storage_order)
+
+
 # --- the mutants -----------------------------------------------------------------------------------------
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
@@ -153,6 +164,8 @@ _ALL = [
        NDARRAY, layout="ndarray/block-dims-not-permuted"),
     _m("scales-not-sliced", "slicing a block tensor moves the codes and keeps every block scale", FLEX,
        layout="flex/scales-not-sliced"),
+    _m("view-in-storage-order", "a non-contiguous input is quantized in storage order, not its logical order (#4491)",
+       NDARRAY, view_read="storage"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
 ]
 

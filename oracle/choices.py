@@ -117,3 +117,5 @@ LAYOUT = Choice(
     cubecl="metadata moves for reshape/permute; q_flip unimplemented; the rest are trait defaults (spec §9.3, "
            "not run here)",
 )
+VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
+                                        "(burn-ndarray into_data, burn-flex to_contiguous)")

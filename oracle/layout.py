@@ -136,6 +136,9 @@ def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
+VIEW_READS = c.VIEW_READ.steps({"logical": view})
+
+
 # --- one step on a quantized tensor -------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
-from .layout import run_steps, view
+from .layout import VIEW_READS, run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
@@ -95,7 +95,7 @@ def _qlayout(params, inputs, prof, stages) -> Outputs:
 
 def _quantize_view(params, inputs, prof, stages) -> Outputs:
     """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
-    x = view(np.asarray(inputs["x"]), params["view"])
+    x = VIEW_READS[prof.view_read](np.asarray(inputs["x"]), params["view"])
     return _qtensor_outputs(quantize_dynamic(x, _scheme(params), profile=prof, stages=stages), prof)
 
 

@@ -176,6 +176,8 @@ class Profile:
     layout: str = _one_of(c.LAYOUT, "ndarray")
     """How a layout op on a quantized tensor is carried out, per step and level (codes moved, scale grid
     permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
+    view_read: str = _one_of(c.VIEW_READ, "logical")
+    """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
     ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
