@@ -44,9 +44,9 @@ from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
 from .scheme import NATIVE, BlockSize, QuantScheme, shape_debug
 from .stages import Stages
+from .vocabulary import LAYOUT_STEPS
 
-STEP_OPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
-            "cat", "expand", "mul_scalar")
+STEP_OPS = LAYOUT_STEPS
 # Steps that only move (or repeat) elements: for them a user expects dequantize(op(q)) == op(dequantize(q)).
 PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather",
                         "repeat_dim", "cat", "expand"})
@@ -181,7 +181,7 @@ def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) 
     size = scheme.block_size()
     layout = BlockLayout(x.shape, size)
     index = _block_index(layout)
-    peaks = np.zeros(layout.num_blocks(), dtype=np.float32)
+    peaks = np.zeros(layout.block_count(), dtype=np.float32)
     np.fmax.at(peaks, index.ravel(), np.abs(x.astype(np.float32)).ravel())
     a, b = scheme.value.range()
     with np.errstate(all="ignore"):
@@ -215,7 +215,7 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
         return held
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
-        blocks = BlockLayout(held.codes.shape, size).num_blocks()
+        blocks = BlockLayout(held.codes.shape, size).block_count()
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
