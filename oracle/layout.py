@@ -7,7 +7,8 @@ A *step* is one ``Tensor`` call, as JSON: ``{"op": "reshape", "shape": [..]}``, 
 ``{"op": "gather", "dim": d, "indices": [..], "shape": [..]}`` (an index tensor, flat row-major),
 ``{"op": "repeat_dim", "dim": d, "times": n}``, ``{"op": "cat", "dim": d, "copies": n}`` (the tensor
 concatenated with itself), ``{"op": "expand", "shape": [..]}``,
-``{"op": "mul_scalar", "value": v}``.
+``{"op": "mul_scalar", "value": v}``, ``{"op": "matmul", "rhs": [..], "shape": [..]}`` (times a float tensor;
+the product is exact then rounded once, a backend's GEMM is compared within its error bound).
 
 What a backend does with a step on a quantized tensor is one of a few *routes* (burn's routing, §9.1: burn-tensor's
 bridge → ``Dispatch`` → the backend's ``q_*`` override or the trait default):
@@ -53,7 +54,7 @@ PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", 
 
 # Not forwarded by Dispatch (gather, repeat_dim, cat: the trait default), or dequantized by burn-tensor's bridge.
 _CPU_DEFAULTS = {"gather": "requantize", "repeat_dim": "requantize", "cat": "requantize", "expand": "float",
-                 "mul_scalar": "float"}
+                 "mul_scalar": "float", "matmul": "float"}
 # (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
 ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
     # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
@@ -124,6 +125,9 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
         return np.tile(a, reps)
     if op == "expand":
         return np.broadcast_to(a, step["shape"])
+    if op == "matmul":
+        rhs = np.asarray(step["rhs"], dtype=np.float32).reshape(step["shape"]).astype(np.float64)
+        return np.matmul(a.astype(np.float64), rhs).astype(np.float32)
     if op == "mul_scalar":
         return (a.astype(np.float32) * np.float32(step["value"])).astype(np.float32)
     raise ValueError(f"unknown layout step {op!r}; known: {', '.join(STEP_OPS)}")

@@ -18,7 +18,7 @@ OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q
        "scheme_info", "qlayout", "quantize_view")
 """The operations of docs/ops.md, in its order."""
 LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
-                "cat", "expand", "mul_scalar")
+                "cat", "expand", "mul_scalar", "matmul")
 """The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
 
 VALUES = tuple(QuantValue.__members__)

@@ -49,6 +49,8 @@ STEPS = {
     "expand": ([{"op": "reshape", "shape": [1, 4, 8]}, {"op": "expand", "shape": [2, 4, 8]}],
                "burn-tensor's expand dequantizes: the result is a float tensor"),
     "mul-scalar": ([{"op": "mul_scalar", "value": 2.0}], "arithmetic on a quantized tensor returns floats (q * 2)"),
+    "matmul": ([{"op": "matmul", "rhs": [round(0.25 * ((7 * i) % 11) - 1.25, 2) for i in range(24)],
+                 "shape": [8, 3]}], "q.matmul(f): dequantize, then a float GEMM (a float result)"),
     "transpose-twice": ([T, T], "transposing back must give the input exactly"),
     "reshape-transpose": ([RESHAPE_ROWS, T], "a reshape that keeps blocks, then a transpose"),
     "transpose-flip": ([T, {"op": "flip", "axes": [0]}], "a transposed grid, then a flip"),

@@ -171,6 +171,14 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             let (dim, times) = (usize_of(step, "dim")?, usize_of(step, "times")?);
             Ok(same_rank!(t, x, D => x.repeat_dim(dim, times)))
         }
+        "matmul" => {
+            let rhs: Vec<f32> = match step.get("rhs").and_then(Value::as_array) {
+                Some(v) => v.iter().filter_map(Value::as_f64).map(|f| f as f32).collect(),
+                None => return harness("harness.bad_params", format!("step {step}: \"rhs\" must be a list of numbers")),
+            };
+            let data = TensorData::new(rhs, usizes(step, "shape")?);
+            Ok(same_rank!(t, x, D => x.matmul(Tensor::<D>::from_data(data.clone(), &device))))
+        }
         "mul_scalar" => {
             let Some(v) = step.get("value").and_then(Value::as_f64) else {
                 return harness("harness.bad_params", format!("step {step}: \"value\" must be a number"));
