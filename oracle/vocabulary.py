@@ -21,6 +21,9 @@ LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice",
                 "cat", "expand", "mul_scalar", "matmul")
 """The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
 
+SCALE_OPS = ("round_up", "encode_scales", "decode_scales")
+"""The ops on a scale dtype alone (param ``dtype``), not on a tensor."""
+
 VALUES = tuple(QuantValue.__members__)
 STORES = STORE_KINDS
 MODES = tuple(QuantMode.__members__)
@@ -31,8 +34,8 @@ LEVELS = ("tensor", "block", "two-level")
 """Per-tensor scale only, one level of block scales, or block scales under a per-tensor global (§1.6)."""
 PROFILE_NAMES = tuple(PROFILES)
 
-__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LAYOUT_STEPS", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES", "STORES",
-           "VALUES", "level"]
+__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LAYOUT_STEPS", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES",
+           "SCALE_OPS", "STORES", "VALUES", "level"]
 
 
 def level(scheme: QuantScheme) -> str:
