@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import threading
 import time
 
 import pytest
@@ -41,6 +43,18 @@ def pytest_configure(config):
 def marker_name(tag: str) -> str:
     """A pytest marker for a vector tag: 'value:Q8S' -> 'value_Q8S', 'class:tie-odd' -> 'class_tie_odd'."""
     return re.sub(r"\W", "_", tag)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _sigterm_as_interrupt():
+    """SIGTERM (a CI job cancelled, `kill`) ends the run like Ctrl-C does: the backend is stopped, the partial
+    report written and marked interrupted. Returns the previous handler (None when not on the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
 
 
 class VectorFailed(Exception):
@@ -102,6 +116,8 @@ class QcSession:
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
         self.start_error = None
+        self.selected: list[str] | None = None  # node ids of the vectors this session was asked to run
+        self._old_sigterm = _sigterm_as_interrupt()
 
     def run(self, vector):
         from .runner import RunnerError
@@ -160,14 +176,35 @@ class QcSession:
 
     # -- results --
 
+    def pytest_collection_finish(self, session):
+        self.selected = [i.nodeid for i in session.items if isinstance(i, VectorItem)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        """On an xdist controller: what the workers collected (after -k/-m/--lf), for the 'not run' count."""
+        self.selected = list(ids)
+
     def pytest_runtest_logreport(self, report):
-        if report.when != "call":
-            return
         for key, value in report.user_properties:
-            if key == _PROP:
+            if key == _PROP and report.when == "call":
                 from .compare import Verdict
                 verdict = Verdict.from_json(json.loads(value))
                 self.verdicts[verdict.id] = verdict
+                return
+        if report.failed and report.when != "teardown":
+            self._lost(report)
+
+    def _lost(self, report):
+        """An item that failed without a verdict (an exception outside the runner's own guard): record it as a
+        runner error with pytest's traceback, so no selected vector ever goes without a verdict."""
+        from .runner import runner_error
+        try:
+            vector = self.suite.get(report.nodeid)
+        except KeyError:
+            return
+        if vector.id not in self.verdicts:
+            profile = self.runner.profile or self.runner.requested_profile or ""
+            self.verdicts[vector.id] = runner_error(vector, profile, report.longreprtext[-4000:])
 
     def pytest_runtest_teardown(self, item):
         if self.runner.backend is not None and not self.backend_info:
@@ -186,23 +223,35 @@ class QcSession:
         stale = [e.describe() for e in self.expectations.unmatched(self.suite.vectors)]
         profile = self.runner.profile or next((v.profile for v in verdicts), self.runner.requested_profile)
         suite = {"name": self.suite.name, "path": str(self.suite.path), "vectors": len(self.suite.vectors),
+                 "digest": self.suite.digest,
                  "suite_version": self.suite.manifest.get("suite_version"),
                  "oracle_version": self.suite.manifest.get("oracle_version")}
         return rep.build(verdicts, backend=self.backend_info or {"spec": self.runner.spec}, profile=profile,
-                         suite=suite, stale=stale, strict=self.strict, started=self.started)
+                         suite=suite, stale=stale, strict=self.strict, started=self.started,
+                         selected=self.selected_count(), interrupted=self.interrupted)
+
+    def selected_count(self) -> int:
+        if self.config.option.collectonly:
+            return len(self.verdicts)
+        return len(self.selected) if self.selected is not None else len(self.suite.vectors)
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.runner.close()
         if self.is_worker:
             return
         from . import report as rep
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.final = self.report()
         path = self.config.getoption("qc_report")
         if path:
             rep.write(self.final, path)
         e = self.final["expectations"]
-        if self.strict and e["unmatched"] and session.exitstatus == 0:
+        if rep.failed(self.final) and session.exitstatus == 0:  # e.g. strict and stale, or a vector not run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self, config):
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or not hasattr(self, "final") or self.config.option.collectonly:

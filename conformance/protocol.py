@@ -90,8 +90,8 @@ def decode_message(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         raise ProtocolError(f"safetensors metadata has no {META_KEY!r} key; got {summarize(blob)}")
     try:
         obj = json.loads(meta[META_KEY])
-    except ValueError as e:
-        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({e}): {meta[META_KEY][:200]!r}") from None
+    except (ValueError, RecursionError) as e:  # RecursionError: JSON nested thousands deep
+        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({str(e)[:200]}): {meta[META_KEY][:200]!r}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise ProtocolError(f"message is not an object with a 'type': {meta[META_KEY][:200]!r}")
     return obj, tensors

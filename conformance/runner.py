@@ -7,9 +7,11 @@ loaded and checked: bad input fails before any backend is called.
 
 from __future__ import annotations
 
+import traceback
+
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED, Verdict
+from .compare import FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
 from .expectations import Expectations
 
 
@@ -23,6 +25,15 @@ def _classifier():
         return classify_panic
     except ImportError:
         return None
+
+
+def runner_error(vector, profile, exc: BaseException | str) -> Verdict:
+    """A failed verdict for a vector the runner itself could not judge (a bug, or input nobody foresaw):
+    recorded with its traceback rather than lost."""
+    text = exc if isinstance(exc, str) else "".join(traceback.format_exception(exc, limit=-6))
+    return Verdict(vector.id, vector.alias, vector.op, profile, FAILED, kind=RUNNER_ERROR,
+                   message=f"{vector.alias} [{vector.id}] op {vector.op}: the runner could not judge this vector\n"
+                           f"{text}", tags=list(vector.tags))
 
 
 class Runner:
@@ -66,15 +77,22 @@ class Runner:
             return self._verdict(vector, NOT_APPLICABLE, note=why)
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
+        try:
+            verdict = self._judge(vector)
+        except Exception as e:  # noqa: BLE001 - the last line of defence: a vector never vanishes
+            verdict = runner_error(vector, self.profile, e)
+        if entry is not None:  # an xfail entry
+            verdict.status = XFAILED if verdict.status == FAILED else XPASSED
+            verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
+        return verdict
+
+    def _judge(self, vector) -> Verdict:
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify)
         if verdict.status == FAILED and self.want_diagnosis:
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
-        if entry is not None:  # an xfail entry
-            verdict.status = XFAILED if verdict.status == FAILED else XPASSED
-            verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
         return verdict
 
     def _verdict(self, vector, status: str, note: str) -> Verdict:

@@ -63,7 +63,9 @@ def render(report: dict) -> str:
         f"<style>{CSS}</style></head><body>",
         f"<h1>qconform: {_e(b.get('name'))} {_e(b.get('version', ''))}</h1>",
         (f"<p>judged against profile <b>{_e(report['profile'])}</b> on suite <b>{_e(report['suite'].get('name'))}</b>"
-        f" ({report['suite'].get('vectors')} vectors), {_e(report['created'])}, {report['duration_s']} s: "
+        f" ({_e(report['suite'].get('vectors'))} vectors, manifest sha256 "
+        f"<code>{_e(report['suite'].get('digest') or 'unknown')}</code>), {_e(report['created'])}, "
+        f"{_e(report['duration_s'])} s: "
         f"<span class='{'ok' if ok else 'bad'}'>{'OK' if ok else 'FAILED'}</span></p>"),
         _table("total", {"all vectors": s["total"]}),
         f"<div class='legend'>{legend}</div>", stacked_bars(s["by_op"], "results per op"),
