@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
     p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
+    p.add_argument("--hello-timeout", type=float, default=60.0,
+                   help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
     p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
 
@@ -39,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--hello-timeout", type=float, default=60.0)
 
     p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
     p.add_argument("report")
@@ -106,9 +109,9 @@ class _Progress:
 def cmd_run(args) -> int:
     import pytest
 
-    argv = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-p", "no:terminal",
-            "-p", "no:cacheprovider"] if not args.pytest_args else \
-        ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-q"]
+    common = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout),
+              "--qc-hello-timeout", str(args.hello_timeout)]
+    argv = common + (["-q"] if args.pytest_args else ["-p", "no:terminal", "-p", "no:cacheprovider"])
     for flag, value in (("--qc-profile", args.profile), ("--qc-vectors", args.vectors),
                         ("--qc-expectations", args.expectations), ("--qc-report", args.report)):
         if value:
@@ -133,7 +136,7 @@ def cmd_run(args) -> int:
 def cmd_serve(args) -> int:
     from .backends import open_backend
     from .backends.server import serve
-    backend = open_backend(args.backend, timeout=args.timeout)
+    backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
     h = backend.hello
     print(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/",
           file=sys.stderr)

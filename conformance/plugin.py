@@ -32,6 +32,8 @@ def pytest_addoption(parser):
     g.addoption("--qc-strict-messages", action="store_true",
                 help="an expected error with the right code but another message fails (default: noted only)")
     g.addoption("--qc-timeout", type=float, default=30.0, metavar="S", help="per-vector timeout (out of process)")
+    g.addoption("--qc-hello-timeout", type=float, default=60.0, metavar="S",
+                help="handshake timeout of a subprocess backend, at start and at each restart")
     g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
 
 
@@ -109,7 +111,8 @@ class QcSession:
             self.expectations = Expectations.load(exp) if exp else Expectations.empty()
             self.runner = Runner(self.suite, opt("qc_backend"), profile=opt("qc_profile"),
                                  expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
-                                 diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"))
+                                 diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"),
+                                 hello_timeout=opt("qc_hello_timeout"))
         except (VectorError, ExpectationsError, RunnerError) as e:
             raise pytest.UsageError(f"qconform: {e}") from None
         self.strict = opt("qc_strict")
@@ -245,7 +248,6 @@ class QcSession:
         path = self.config.getoption("qc_report")
         if path:
             rep.write(self.final, path)
-        e = self.final["expectations"]
         if rep.failed(self.final) and session.exitstatus == 0:  # e.g. strict and stale, or a vector not run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

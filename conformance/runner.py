@@ -39,12 +39,14 @@ def runner_error(vector, profile, exc: BaseException | str) -> Verdict:
 class Runner:
     def __init__(self, suite, backend_spec: str, *, profile: str | None = None,
                  expectations: Expectations | None = None, strict_messages: bool = False,
-                 diagnose: bool = True, timeout: float = 30.0, backend=None, candidates=None):
+                 diagnose: bool = True, timeout: float = 30.0, hello_timeout: float = 60.0, backend=None,
+                 candidates=None):
         if profile is not None and profile not in suite.profiles:
             raise RunnerError(f"unknown profile {profile!r}: suite {suite.name} has {', '.join(suite.profiles)}")
         self.suite, self.spec, self.requested_profile = suite, backend_spec, profile
         self.expectations = expectations or Expectations.empty()
-        self.strict_messages, self.want_diagnosis, self.timeout = strict_messages, diagnose, timeout
+        self.strict_messages, self.want_diagnosis = strict_messages, diagnose
+        self.timeout, self.hello_timeout = timeout, hello_timeout
         self.backend, self.profile, self._candidates = backend, profile, candidates
         self._classify, self._started = _classifier(), False
 
@@ -52,7 +54,7 @@ class Runner:
         """Open the backend and settle the profile (--profile, else the one the backend claims)."""
         if self.backend is None:
             try:
-                self.backend = open_backend(self.spec, timeout=self.timeout)
+                self.backend = open_backend(self.spec, timeout=self.timeout, hello_timeout=self.hello_timeout)
             except Exception as e:  # noqa: BLE001 - start errors, or a broken backend module
                 raise RunnerError(f"backend {self.spec!r} did not start: {e}") from None
         claimed = self.backend.hello.profile
@@ -93,6 +95,7 @@ class Runner:
         if verdict.status == FAILED and self.want_diagnosis:
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
+        verdict.note = "; ".join(filter(None, [verdict.note, outcome.note]))
         return verdict
 
     def _verdict(self, vector, status: str, note: str) -> Verdict:

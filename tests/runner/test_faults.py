@@ -78,8 +78,9 @@ def test_backend_answering_only_hostile_replies_fails_the_run(tmp_path, suite_di
 
 
 def test_an_exception_inside_the_runner_is_a_verdict(suite_dir, monkeypatch):
-    from conformance import compare
     from lookup_backend import LookupBackend
+
+    from conformance import compare
     real = compare.judge
     monkeypatch.setattr(compare, "judge", lambda vector, *a, **k: 1 / 0 if vector.alias == TIES else
                         real(vector, *a, **k))
@@ -187,3 +188,123 @@ def test_every_report_names_the_suite_by_its_digest(tmp_path, suite_dir, lookup_
     assert json.loads((tmp_path / "r.json").read_text())["suite"]["digest"] == digest
     r = cli("report", "r.json", "--html", "r.html", env=env, cwd=tmp_path)
     assert digest in r.stdout and digest in (tmp_path / "r.html").read_text()
+
+
+# ---- 3. a backend that cannot be restarted costs one handshake timeout per attempt, K attempts at most ------
+
+def test_restart_that_hangs_in_hello_gives_up_after_k_attempts(suite_dir, lookup_cmd, monkeypatch, tmp_path):
+    monkeypatch.setenv("QC_TEST_MARKER", str(tmp_path / "started-once"))  # every later hello hangs
+    r = Runner(load_suite(suite_dir), "subprocess:" + lookup_cmd("--fault", "crash:round_up/f16/basic"),
+               timeout=2, hello_timeout=30).start()
+    assert r.backend.hello_timeout == 30  # --hello-timeout / --qc-hello-timeout
+    r.backend.hello_timeout = 0.5  # the first start may be slow on a loaded machine; the restarts hang anyway
+    t = time.monotonic()
+    v = {x.alias: x for x in r.run_all()}
+    r.close()
+    kinds = [(x.status, x.kind) for x in v.values()]
+    assert kinds == [(FAILED, "crashed")] * 6
+    restarts = [a for a, x in v.items() if "could not be restarted" in x.message]
+    gave_up = [a for a, x in v.items() if "failed 3 restarts in a row" in x.message]
+    assert len(restarts) == 3 and len(gave_up) == 2 and "timed out" not in v[gave_up[0]].message.split("last")[0]
+    assert time.monotonic() - t < 12  # 3 handshakes of 0.5 s, not 60 s per remaining vector
+
+
+# ---- 6. a chatty stderr is drained in chunks, each line bounded ------------------------------------------
+
+def test_chatty_stderr_costs_no_timeout(suite_dir, lookup_cmd):
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"chatty:{TIES}"), timeout=3)
+    assert v[TIES].status == PASSED, v[TIES].message
+
+
+def test_stderr_line_without_newline_is_bounded():
+    from conformance.backends.subprocess import STDERR_LINE_BYTES, _StderrTail
+    r, w = os.pipe()
+    tail = _StderrTail(os.fdopen(r, "rb", buffering=0))
+    os.write(w, b"first line\n")
+    for _ in range(64):
+        os.write(w, b"y" * (1 << 16))  # 4 MiB, no newline, pipe still open
+    deadline = time.monotonic() + 10
+    while "more bytes" not in tail.text() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    text = tail.text()
+    assert text.startswith("first line\n") and len(text) < STDERR_LINE_BYTES + 100, len(text)
+    assert len(tail.partial) <= STDERR_LINE_BYTES
+    os.close(w)
+    tail.thread.join(5)
+
+
+# ---- 8. faults are attributed to the vector that caused them ---------------------------------------------
+
+def test_short_stray_print_is_refused_at_once_with_a_hint(suite_dir, lookup_cmd):
+    t = time.monotonic()
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"shortprint:{TIES}"), timeout=8)
+    assert time.monotonic() - t < 6  # not the full timeout
+    assert v[TIES].kind == "protocol error" and "text on stdout?" in v[TIES].message, v[TIES].message
+    assert v["quantize/q8s/plain"].status == PASSED
+
+
+def test_late_duplicate_reply_does_not_blame_the_next_vector(suite_dir, lookup_cmd):
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"duplicate:{TIES}"))
+    nxt = v["quantize/q8s/plain"]
+    assert v[TIES].status == PASSED and nxt.status == PASSED, nxt.message
+    assert "late reply to earlier request" in nxt.note or "after its previous reply" in nxt.note, nxt.note
+    assert all(x.status == PASSED for x in v.values())
+
+
+def test_exited_backend_whose_grandchild_holds_stdout_is_crashed(suite_dir, lookup_cmd):
+    t = time.monotonic()
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"orphan:{TIES}"), timeout=10)
+    assert v[TIES].kind == "crashed" and "held open by another process" in v[TIES].message, v[TIES].message
+    assert time.monotonic() - t < 8
+    assert v["quantize/q8s/plain"].status == PASSED
+
+
+# ---- 10. a large frame costs about its size ----------------------------------------------------------------
+
+def test_large_reply_costs_about_its_size_in_memory(suite_dir, lookup_cmd, monkeypatch):
+    size = 32 << 20
+    monkeypatch.setenv("QC_TEST_BIG", str(size))
+    b = open_backend("subprocess:" + lookup_cmd("--fault", f"big:{TIES}"), timeout=20)
+    v = load_suite(suite_dir).get(TIES)
+    try:
+        tracemalloc.start()
+        out = b.run(v.op, v.params, v.inputs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        b.close()
+    assert out.outputs["big"].nbytes == size
+    assert peak < 1.25 * size, f"peak {peak / size:.2f}x the frame size"  # was 4x before issue 13
+
+
+# ---- 4. interrupted runs: a partial report that says so, a non-zero exit, no process left -------------------
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path, suite_dir, lookup_cmd, env,
+                                                                       sig):
+    pids = tmp_path / "pids"
+    env = dict(env, QC_TEST_PIDS=str(pids))
+    p = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--backend",
+                          "subprocess:" + lookup_cmd("--fault", f"setsid:{TIES}"), "--vectors", str(suite_dir),
+                          "--report", "r.json"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, restore_signals=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().endswith("\n")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        backend, helper = map(int, pids.read_text().split())
+        assert alive(backend) and alive(helper)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode not in (0, None), out + err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["run"] == {"selected": 6, "not_run": 5, "interrupted": True}
+    assert "INTERRUPTED: 5 of 6 selected vectors not run" in out and out.rstrip().endswith("INTERRUPTED")
+    r = cli("report", "r.json", env=env, cwd=tmp_path)
+    assert r.returncode == 1 and "INTERRUPTED" in r.stdout
+    deadline = time.monotonic() + 5
+    while (alive(backend) or alive(helper)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(backend) and not alive(helper)  # the helper had left the backend's session
