@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--hello-timeout", type=float, default=60.0)
+    _server_limits(p)
 
     p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
     p.add_argument("report")
@@ -63,6 +64,16 @@ def main(argv: list[str] | None = None) -> int:
 
     args = ap.parse_args(argv)
     return COMMANDS[args.command](args)
+
+
+def _server_limits(p):
+    """One option per field of server.Limits (docs/reliability.md lists them with their defaults)."""
+    from dataclasses import fields
+
+    from .backends.server import Limits
+    for f in fields(Limits):
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default, metavar="N",
+                       help=f"server limit (default {f.default})")
 
 
 def _backend_args(p):
@@ -134,14 +145,17 @@ def cmd_run(args) -> int:
 # ---- serve / report / profiles ----------------------------------------------------------------------------
 
 def cmd_serve(args) -> int:
+    from dataclasses import fields
+
     from .backends import open_backend
-    from .backends.server import serve
+    from .backends.server import Limits, serve
+    limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
     backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
     h = backend.hello
     print(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/",
           file=sys.stderr)
     try:
-        serve(backend, args.host, args.port)
+        serve(backend, args.host, args.port, limits)
     finally:
         backend.close()
     return 0
