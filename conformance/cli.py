@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .terminal import safe
+
 # command -> (module, arguments it starts with): mutants are reported by the coverage module.
 DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"])}
 
@@ -152,7 +154,7 @@ def cmd_serve(args) -> int:
     limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
     backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
     h = backend.hello
-    print(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/",
+    print(safe(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/"),
           file=sys.stderr)
     try:
         serve(backend, args.host, args.port, limits)
@@ -287,7 +289,7 @@ def cmd_repro(args) -> int:
     except RunnerError as e:
         print(e, file=sys.stderr)
         return 3
-    print(verdict.message or f"{vector.alias}: {verdict.status}")
+    print(safe(verdict.message or f"{vector.alias}: {verdict.status}"))
     cmd = ["qconform", "run", "--backend", args.backend, "--vectors", str(out)]
     if args.profile:
         cmd += ["--profile", args.profile]

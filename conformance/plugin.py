@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+from .terminal import safe
+
 _PROP = "qconform"
 
 
@@ -77,7 +79,7 @@ class VectorItem(pytest.Item):
         if verdict.status == SKIPPED:
             pytest.skip(f"expectations: {verdict.note}")
         if verdict.status in (FAILED, XFAILED):
-            raise VectorFailed(verdict.message)
+            raise VectorFailed(safe(verdict.message))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, VectorFailed):
@@ -127,7 +129,7 @@ class QcSession:
         try:
             return self.runner.run_vector(vector)
         except RunnerError as e:
-            self.start_error = f"qconform: {e}"
+            self.start_error = safe(f"qconform: {e}")
             if not self.is_worker:
                 pytest.exit(self.start_error, returncode=3)
             # an xdist worker cannot exit cleanly: fail this item with the reason and stop the session
@@ -143,7 +145,7 @@ class QcSession:
             try:
                 self.runner.start()
             except RunnerError as e:
-                self.start_error = f"qconform: {e}"
+                self.start_error = safe(f"qconform: {e}")
                 pytest.exit(self.start_error, returncode=3)
             finally:
                 self.runner.close()

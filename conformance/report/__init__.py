@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import diagnose
 from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, XFAILED, XPASSED, Verdict
+from ..terminal import safe
 
 REPORT_VERSION = 1
 COLUMNS = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
@@ -135,4 +136,4 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
     lines += ["", (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
                    f"suite {su.get('name')} ({su.get('vectors')} vectors, manifest sha256 "
                    f"{su.get('digest') or 'unknown'}); {verdict}")]
-    return "\n".join(lines)
+    return safe("\n".join(lines))  # backend text (messages, stderr, names) never reaches a terminal raw

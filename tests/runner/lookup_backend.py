@@ -5,7 +5,7 @@ under ``--answer`` (default: the claimed profile). That makes it a perfect backe
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
-hanghello, chatty, shortprint, duplicate, orphan, escapes, big, setsid.
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid.
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
 """
@@ -134,8 +134,11 @@ def serve(backend):
             with open(os.environ["QC_TEST_PIDS"], "w") as f:
                 f.write(f"{os.getpid()} {helper.pid}\n")
             time.sleep(3600)
-        if fault == "escapes":
+        if fault in ("escapes", "escapes-crash"):
             print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
+        if fault == "escapes-crash":
+            os._exit(5)
+        if fault == "escapes":
             send({"type": "error", "id": meta["id"], "error": {
                 "message": "\x1b[2K\rPASSED\x1b[8m hidden \u202e", "code": "x.y"}})
             continue

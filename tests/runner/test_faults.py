@@ -308,3 +308,52 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
     while (alive(backend) or alive(helper)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(backend) and not alive(helper)  # the helper had left the backend's session
+
+
+# ---- 9. backend text reaches a terminal without its control sequences; HTML escapes every field ----------
+
+UNSAFE = ("\x1b", "\x07", "\r", "\u202e")
+
+
+def test_escape_sequences_from_a_backend_never_reach_the_terminal(tmp_path, suite_dir, lookup_cmd, env):
+    spec = "subprocess:" + lookup_cmd("--fault", f"escapes:{TIES}", "--fault", "escapes-crash:quantize/q8s/plain")
+    plain = cli("run", "--backend", spec, "--vectors", str(suite_dir), "--report", "r.json", env=env, cwd=tmp_path)
+    verbose = cli("run", "--backend", spec, "--vectors", str(suite_dir), "--", "-q", env=env, cwd=tmp_path)
+    shown = cli("report", "r.json", env=env, cwd=tmp_path)
+    for r in (plain, verbose, shown):
+        assert r.returncode == 1 and "stderr wipes the screen" in r.stdout and "hidden" in r.stdout, r.stdout
+        assert not [c for c in UNSAFE if c in r.stdout + r.stderr], r.stdout
+        assert "\\x1b[2J" in r.stdout and "\\u202e" in r.stdout  # shown, as visible escapes
+    raw = json.loads((tmp_path / "r.json").read_text())  # the JSON record keeps the bytes as they were
+    assert any("\x1b[2K" in v["message"] for v in raw["verdicts"])
+
+
+def poison(x, payload="<script>alert(1)</script>"):
+    """Every string of a report replaced by markup, and every number by a string of markup."""
+    if isinstance(x, dict):
+        return {k: poison(v, payload) for k, v in x.items()}
+    if isinstance(x, list):
+        return [poison(v, payload) for v in x]
+    if isinstance(x, bool) or x is None:
+        return x
+    return payload
+
+
+def test_every_html_field_is_escaped(tmp_path, suite_dir, lookup_cmd, env):
+    from conformance.report.html import render
+    cli("run", "--backend", "subprocess:" + lookup_cmd("--answer", suites.B, "--caps", '{"values": ["Q8S"]}'),
+        "--vectors", str(suite_dir), "--report", "r.json", env=env, cwd=tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    for status in ("failed", "not applicable"):  # keep a failure and an n/a row so every section renders
+        next(v for v in report["verdicts"] if v["status"] == status)["status"] = status
+    hostile = poison(report)
+    for v, orig in zip(hostile["verdicts"], report["verdicts"], strict=True):
+        v["status"] = orig["status"]
+    for table in ("by_op", "by_cell"):  # names of rows are strings too
+        hostile["summary"][table] = {"<script>alert(1)</script>" + k: c for k, c in hostile["summary"][table].items()}
+    hostile["expectations"] = {"unmatched": ["<script>x</script>"], "xpassed": ["<img src=x onerror=alert(1)>"]}
+    page = render(hostile)
+    assert "<script" not in page.lower() and "<img" not in page.lower()
+    report["suite"]["vectors"] = report["duration_s"] = "<script>alert(2)</script>"  # numbers in a sane report
+    assert "<script" not in render(report).lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

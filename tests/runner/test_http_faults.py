@@ -111,7 +111,7 @@ class Dribbler(threading.Thread):
 
     def handle(self, conn):
         with conn, contextlib.suppress(OSError), conn.makefile("rb") as f:
-            while line := f.readline():
+            while f.readline():
                 length = 0
                 while (h := f.readline()) not in (b"\r\n", b""):
                     if h.lower().startswith(b"content-length:"):
