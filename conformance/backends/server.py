@@ -225,9 +225,8 @@ class Server:
         head = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()), *headers]
         if close:
             head.append((b"connection", b"close"))
-        writer.write(conn.send(h11.Response(status_code=status, headers=head)))
-        writer.write(conn.send(h11.Data(data=body)))
-        writer.write(conn.send(h11.EndOfMessage()))
+        writer.writelines([conn.send(h11.Response(status_code=status, headers=head)), conn.send(h11.Data(data=body)),
+                           conn.send(h11.EndOfMessage())])
         await asyncio.wait_for(writer.drain(), self.limits.send_timeout)
 
     async def _raw_reply(self, writer, status: int, text: bytes):

@@ -197,9 +197,10 @@ class SubprocessBackend:
     def _stale(self) -> str:
         """Why the process cannot take the next request although the last one went fine: it exited after its
         reply, or wrote more after it. The next vector is not blamed: the process is restarted, with a note."""
-        if self.proc.poll() is not None:
-            return f"the backend had exited (status {self.proc.returncode}) after its previous reply; restarted"
-        if _readable_now(self._out):
+        ready = {key.fd for key, _ in self._sel.select(0)}  # one system call when all is well
+        if self._exited in ready or (self._exited is None and self.proc.poll() is not None):
+            return f"the backend had exited (status {self.proc.wait()}) after its previous reply; restarted"
+        if self._out in ready:
             try:
                 extra = os.read(self._out, 48)
             except OSError:
@@ -252,10 +253,12 @@ class SubprocessBackend:
         view, got, checked = memoryview(buf), 0, prefix is None
         seen = lambda: (prefix or b"") + bytes(buf[:min(got, 48)])
         while got < len(buf):
-            self._wait(deadline, timeout, seen)
-            try:
+            try:  # read first, wait only when nothing is there: one system call per chunk in the usual case
+                if time.monotonic() >= deadline:  # a steady trickle must not outlive the deadline either
+                    raise BlockingIOError
                 n = os.readv(self._out, [view[got:]])
             except BlockingIOError:
+                self._wait(deadline, timeout, seen)
                 continue
             if n == 0:
                 what = f" after {got} of {len(buf)} bytes of a frame" if prefix is not None else ""
