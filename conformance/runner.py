@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import traceback
 
+from oracle import classify_panic
+
 from . import compare, diagnose
 from .backends import open_backend
 from .compare import FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
@@ -17,14 +19,6 @@ from .expectations import Expectations
 
 class RunnerError(Exception):
     """A run that cannot start (unknown profile, backend that fails its handshake, ...)."""
-
-
-def _classifier():
-    try:
-        from oracle import classify_panic
-        return classify_panic
-    except ImportError:
-        return None
 
 
 def runner_error(vector, profile, exc: BaseException | str) -> Verdict:
@@ -48,7 +42,7 @@ class Runner:
         self.strict_messages, self.want_diagnosis = strict_messages, diagnose
         self.timeout, self.hello_timeout = timeout, hello_timeout
         self.backend, self.profile, self._candidates = backend, profile, candidates
-        self._classify, self._started = _classifier(), False
+        self._classify, self._started = classify_panic, False
 
     def start(self):
         """Open the backend and settle the profile (--profile, else the one the backend claims)."""

@@ -21,22 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
 from oracle.stages import Stages
+from oracle.vocabulary import FLOAT_DTYPES, OPS
 
 from . import tensorio
 
 FORMAT, FORMAT_VERSION = "qconform-vectors", 1
-# The operations of docs/ops.md, in its order (the oracle's `oracle.OPS` serves the same names).
-OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
-       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 # Declared bounds of an allclose contract (also in the JSON Schema). A tolerance that accepts any answer makes a
 # vector vacuous: rtol < 1 keeps the sign of every non-zero expected element; atol stays far below the range of
 # the float outputs a contract may relax (the core suite needs at most 0.18 and 120). NaN and inf are refused.
 TOLERANCE_BOUNDS = {"rtol": 0.5, "atol": 1024.0}
-FLOAT_DTYPES = frozenset({"F32", "F16", "BF16"})
 
 
 class VectorError(ValueError):
@@ -229,6 +226,11 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
             fail(f"{key!r} must be a list of strings")
     if not isinstance(entry.get("reason", ""), str):
         fail("'reason' must be a string")
+    if "scheme" in entry["params"]:
+        try:
+            QuantScheme.from_json(entry["params"]["scheme"])
+        except ValueError as err:
+            fail(f"params.scheme: {err}")
 
     def ref(r, what: str) -> np.ndarray:
         if not isinstance(r, str) or "#" not in r:
@@ -290,7 +292,7 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
 
 def _check_tolerance(contract: dict, output, where: str, fail):
     """An allclose contract relaxes a float output within TOLERANCE_BOUNDS, nothing else."""
-    if output is None or tensorio.dtype_name(output) not in FLOAT_DTYPES:
+    if output is None or tensorio.dtype_name(output).lower() not in FLOAT_DTYPES:
         fail(f"{where}: allclose applies to a float output tensor only")
     for key, bound in TOLERANCE_BOUNDS.items():
         tol = contract.get(key)

@@ -40,7 +40,7 @@ from ..protocol import (
     summarize,
     text_hint,
 )
-from . import BackendStartError
+from .base import BackendStartError
 from .reap import kill_tree
 
 STDERR_LINES = 200
