@@ -14,6 +14,7 @@ import time
 
 import pytest
 import suites
+from lookup_backend import hostile
 
 from conformance.backends.http import HttpBackend
 from conformance.protocol import CONTENT_TYPE, HELLO, decode_message, encode_message, request_message
@@ -277,6 +278,10 @@ def test_fuzz_thousands_of_malformed_requests(suite_dir, env):
         assert proc.poll() is None, proc.stderr.read().decode()
         assert sum(statuses.values()) >= 2000 and 500 not in statuses, statuses
         grew = rss_kib(proc.pid) - rss0
+        for fault in ("hugeshape", "deepmeta", "deepheader"):  # issue 13 item 1: these were a 500
+            blob = hostile(fault, "1")
+            assert status(request(port, b"POST /v1/run HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s"
+                                  % (len(blob), blob))) == 400, fault
         reply = request(port, valid_http)
         assert status(reply) == 200 and decode_message(reply.partition(b"\r\n\r\n")[2])[0]["id"] == "1"
         b = HttpBackend(f"http://{host}:{port}", timeout=10)
