@@ -40,6 +40,26 @@ def cli(*args, env, cwd, timeout=60):
                           capture_output=True, text=True, check=False)
 
 
+def report_of(suite_dir, *args, **kw):
+    """A JSON report built in process (no CLI start-up) from the lookup backend with ``args``."""
+    from lookup_backend import LookupBackend
+
+    from conformance import report as rep
+    suite = load_suite(suite_dir)
+    backend = PythonBackend(LookupBackend(suite_dir, suites.A, *args))
+    verdicts = list(Runner(suite, "given", backend=backend).start().run_all())
+    return rep.build(verdicts, backend=backend.hello.to_json(), profile=suites.A, stale=[], strict=False,
+                     suite={"name": suite.name, "vectors": len(suite.vectors), "digest": suite.digest},
+                     started=time.time(), selected=len(suite.vectors))
+
+
+def qconform(*args, capsys):
+    """``qconform ARGS`` in process (for commands that do not start pytest): (exit status, stdout)."""
+    from conformance.cli import main
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
 def manifest(d):
     return json.loads((d / "manifest.json").read_text())
 
@@ -102,16 +122,16 @@ def test_an_item_that_errors_outside_the_runner_never_reads_ok(tmp_path, suite_d
     assert len(report["verdicts"]) == 6 and failed(report)
 
 
-def test_report_missing_a_verdict_is_never_ok(tmp_path, suite_dir, lookup_cmd, env):
-    cli("run", "--backend", "subprocess:" + lookup_cmd(), "--vectors", str(suite_dir), "--report", "r.json",
-        env=env, cwd=tmp_path)
-    report = json.loads((tmp_path / "r.json").read_text())
+def test_report_missing_a_verdict_is_never_ok(tmp_path, suite_dir, capsys):
+    from conformance import report as rep
+    report = report_of(suite_dir)
     assert not failed(report) and report["run"] == {"selected": 6, "not_run": 0, "interrupted": False}
-    report["verdicts"].pop()
-    report["run"]["not_run"] = 1  # as a run that lost a vector would have written it
-    (tmp_path / "r.json").write_text(json.dumps(report))
-    assert failed(report) and "INCOMPLETE: 1 of 6" in format_text(report)
-    assert cli("report", "r.json", env=env, cwd=tmp_path).returncode == 1
+    verdicts = [rep.Verdict.from_json(v) for v in report["verdicts"][:-1]]  # one vector lost
+    report = rep.build(verdicts, backend=report["backend"], profile=suites.A, suite=report["suite"], stale=[],
+                       strict=False, started=time.time(), selected=6)
+    assert report["run"]["not_run"] == 1 and failed(report) and "INCOMPLETE: 1 of 6" in format_text(report)
+    rep.write(report, tmp_path / "r.json")
+    assert qconform("report", str(tmp_path / "r.json"), capsys=capsys)[0] == 1
 
 
 def deep_suite(d):
@@ -127,16 +147,17 @@ def huge_shape_shard(d):
     save(d, m)
 
 
-@pytest.mark.parametrize("edit, fragment", [
-    (deep_suite, "manifest.json: not readable JSON"),
-    (huge_shape_shard, "shard-000.safetensors: not a valid safetensors shard"),
+@pytest.mark.parametrize("edit, fragment, through_the_cli", [
+    (deep_suite, "manifest.json: not readable JSON", True),
+    (huge_shape_shard, "shard-000.safetensors: not a valid safetensors shard", False),
 ])
-def test_hostile_suite_is_a_named_error_exit_4(tmp_path, suite_dir, env, edit, fragment):
+def test_hostile_suite_is_a_named_error_exit_4(tmp_path, suite_dir, env, edit, fragment, through_the_cli):
     edit(suite_dir)
     with pytest.raises(VectorError, match=fragment):
         load_suite(suite_dir)
-    r = cli("run", "--backend", "oracle", "--vectors", str(suite_dir), env=env, cwd=tmp_path)
-    assert r.returncode == 4 and fragment in r.stderr and "INTERNALERROR" not in r.stdout + r.stderr, r.stderr
+    if through_the_cli:  # once is enough: every VectorError takes the same way out
+        r = cli("run", "--backend", "oracle", "--vectors", str(suite_dir), env=env, cwd=tmp_path)
+        assert r.returncode == 4 and fragment in r.stderr and "INTERNALERROR" not in r.stdout + r.stderr, r.stderr
 
 
 # ---- 7. the loader refuses what would make a suite lie; every report names its suite ---------------------
@@ -180,14 +201,14 @@ def test_tolerances_inside_the_bounds_load(suite_dir):
     assert load_suite(suite_dir).get("round_up/f16/basic").expected[suites.A].compare["rounded"]["atol"] == 1024
 
 
-def test_every_report_names_the_suite_by_its_digest(tmp_path, suite_dir, lookup_cmd, env):
+def test_every_report_names_the_suite_by_its_digest(tmp_path, suite_dir, lookup_cmd, env, capsys):
     digest = hashlib.sha256((suite_dir / "manifest.json").read_bytes()).hexdigest()
     r = cli("run", "--backend", "subprocess:" + lookup_cmd("--answer", suites.B), "--vectors", str(suite_dir),
             "--report", "r.json", env=env, cwd=tmp_path)
     assert f"manifest sha256 {digest}" in r.stdout
     assert json.loads((tmp_path / "r.json").read_text())["suite"]["digest"] == digest
-    r = cli("report", "r.json", "--html", "r.html", env=env, cwd=tmp_path)
-    assert digest in r.stdout and digest in (tmp_path / "r.html").read_text()
+    code, out = qconform("report", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), capsys=capsys)
+    assert code == 1 and digest in out and digest in (tmp_path / "r.html").read_text()
 
 
 # ---- 3. a backend that cannot be restarted costs one handshake timeout per attempt, K attempts at most ------
@@ -315,11 +336,11 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
 UNSAFE = ("\x1b", "\x07", "\r", "\u202e")
 
 
-def test_escape_sequences_from_a_backend_never_reach_the_terminal(tmp_path, suite_dir, lookup_cmd, env):
+def test_escape_sequences_from_a_backend_never_reach_the_terminal(tmp_path, suite_dir, lookup_cmd, env, capsys):
     spec = "subprocess:" + lookup_cmd("--fault", f"escapes:{TIES}", "--fault", "escapes-crash:quantize/q8s/plain")
     plain = cli("run", "--backend", spec, "--vectors", str(suite_dir), "--report", "r.json", env=env, cwd=tmp_path)
     verbose = cli("run", "--backend", spec, "--vectors", str(suite_dir), "--", "-q", env=env, cwd=tmp_path)
-    shown = cli("report", "r.json", env=env, cwd=tmp_path)
+    shown = subprocess.CompletedProcess([], *qconform("report", str(tmp_path / "r.json"), capsys=capsys), "")
     for r in (plain, verbose, shown):
         assert r.returncode == 1 and "stderr wipes the screen" in r.stdout and "hidden" in r.stdout, r.stdout
         assert not [c for c in UNSAFE if c in r.stdout + r.stderr], r.stdout
@@ -339,11 +360,9 @@ def poison(x, payload="<script>alert(1)</script>"):
     return payload
 
 
-def test_every_html_field_is_escaped(tmp_path, suite_dir, lookup_cmd, env):
+def test_every_html_field_is_escaped(suite_dir):
     from conformance.report.html import render
-    cli("run", "--backend", "subprocess:" + lookup_cmd("--answer", suites.B, "--caps", '{"values": ["Q8S"]}'),
-        "--vectors", str(suite_dir), "--report", "r.json", env=env, cwd=tmp_path)
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = report_of(suite_dir, suites.B, (), {"values": ["Q8S"]})  # failures and a not-applicable vector
     for status in ("failed", "not applicable"):  # keep a failure and an n/a row so every section renders
         next(v for v in report["verdicts"] if v["status"] == status)["status"] = status
     hostile = poison(report)
