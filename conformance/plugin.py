@@ -10,6 +10,7 @@ markers = ``op_<op>`` and one per tag (``value_Q8S``, ``level_block``, ...), so 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import threading
@@ -49,16 +50,11 @@ def marker_name(tag: str) -> str:
     return re.sub(r"\W", "_", tag)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-
-def _sigterm_as_interrupt():
-    """SIGTERM (a CI job cancelled, `kill`) ends the run like Ctrl-C does: the backend is stopped, the partial
-    report written and marked interrupted. Returns the previous handler (None when not on the main thread)."""
+def _sigterm_as_interrupt(handler):
+    """Install ``handler`` for SIGTERM; the previous handler (None when not on the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, _interrupt)
+    return signal.signal(signal.SIGTERM, handler)
 
 
 class VectorFailed(Exception):
@@ -122,7 +118,20 @@ class QcSession:
         self.is_worker = hasattr(config, "workerinput")
         self.start_error = None
         self.selected: list[str] | None = None  # node ids of the vectors this session was asked to run
-        self._old_sigterm = _sigterm_as_interrupt()
+        self._old_sigterm = _sigterm_as_interrupt(self._on_sigterm)
+
+    def _on_sigterm(self, signum, frame):
+        """SIGTERM (a CI job cancelled, `kill`) ends the run like Ctrl-C: the backend is stopped, the partial
+        report written and marked interrupted. An xdist controller passes it on to its workers (Ctrl-C on a
+        terminal reaches the whole process group, a SIGTERM only us), so each stops its own backend."""
+        if self.config.pluginmanager.hasplugin("dsession"):
+            from .backends.reap import children
+            for pid in children(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     def run(self, vector):
         from .runner import RunnerError

@@ -60,6 +60,11 @@ def _parents() -> dict[int, int]:
     return out
 
 
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (empty without /proc)."""
+    return [c for c, parent in _parents().items() if parent == pid] if PROC.is_dir() else []
+
+
 def _descendants(root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for child, parent in _parents().items():
