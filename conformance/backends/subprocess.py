@@ -106,7 +106,7 @@ class SubprocessBackend:
         if not self.argv:
             raise BackendStartError("subprocess backend needs a command line")
         self.timeout, self.hello_timeout, self.max_restarts = timeout, hello_timeout, max_restarts
-        self.proc = None
+        self.proc, self._busy = None, False
         self.restarts, self.failed_restarts, self.gave_up, self._next_id = 0, 0, "", 0
         try:
             self.hello = self._start()
@@ -152,13 +152,13 @@ class SubprocessBackend:
         self.stderr.thread.join(timeout=1)
 
     def close(self):
-        if self.proc is not None:
+        if self.proc is not None and not self._busy:  # interrupted mid-request: it would not read a bye
             try:
                 os.write(self._in, _frame_prefix(blob := encode_message({"type": "bye"})) + blob)
                 self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-            self._kill()
+        self._kill()
 
     def _stderr_suffix(self) -> str:
         text = self.stderr.text() if getattr(self, "stderr", None) else ""
@@ -179,8 +179,10 @@ class SubprocessBackend:
         self._next_id += 1
         rid = f"{self._next_id:x}"
         blob = encode_message(request_message(rid, op, params), inputs)
+        self._busy = True  # stays set if an interrupt (KeyboardInterrupt) leaves the exchange half done
         try:
             obj, tensors, late = self._exchange(blob, self.timeout, rid)
+            self._busy = False
             outcome = parse_reply(obj, tensors, rid)
             outcome.note = "; ".join(filter(None, [note, late]))
             return outcome
@@ -188,6 +190,7 @@ class SubprocessBackend:
             fault = Fault(f.kind, f.detail)
         except ProtocolError as e:
             fault = Fault("protocol error", str(e))
+        self._busy = False
         # the stream can no longer be trusted: start afresh for the next vector
         self._kill()
         fault.stderr = self._stderr_text()
