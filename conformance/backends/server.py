@@ -16,9 +16,11 @@ or enforcing its timeouts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import signal
+import traceback
 from dataclasses import dataclass
 
 try:
@@ -119,6 +121,12 @@ class Server:
                     pass
         except (TimeoutError, h11.ProtocolError, ConnectionError, OSError):
             pass
+        except Exception as e:  # noqa: BLE001 - a bug of ours: say so (500, traceback on stderr), keep serving
+            traceback.print_exc()
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                with contextlib.suppress(TimeoutError, h11.ProtocolError, ConnectionError, OSError):
+                    await self._send(conn, writer, 500, f"internal error: {type(e).__name__}".encode(),
+                                     "text/plain", close=True)
         finally:
             self.connections -= 1
             writer.close()

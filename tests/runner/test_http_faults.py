@@ -287,6 +287,8 @@ def test_fuzz_thousands_of_malformed_requests(suite_dir, env):
         b = HttpBackend(f"http://{host}:{port}", timeout=10)
         assert b.hello.name == "qconform-oracle"
         b.close()
+    log = proc.stderr.read().decode()
+    assert "Traceback" not in log and "exception" not in log.lower(), log[-3000:]  # no handler failed silently
     print(f"fuzz: {sum(statuses.values())} requests in {elapsed:.1f} s, statuses {sorted(statuses.items())}, "
           f"server RSS grew {grew} KiB")
     assert grew < 64 << 10, grew  # bounded: no per-request leak
