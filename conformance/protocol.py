@@ -22,7 +22,10 @@ MAX_FRAME = 1 << 30  # frames above 1 GiB are refused (protocol.md, subprocess t
 CONTENT_TYPE = "application/vnd.qconform+safetensors"
 
 # Capability keys and what part of a vector each one constrains (see Capabilities.not_applicable).
-CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "scale_dtypes", "input_dtypes", "output_dtypes")
+CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "levels", "scale_dtypes", "input_dtypes", "output_dtypes")
+# The scale levels of a scheme (the `levels` capability): no block level, a block level only, or a block level
+# under a per-tensor scale.
+LEVELS = ("per-tensor", "per-block", "two-level")
 # `per_op` narrows those keys for one op, e.g. {"pack_u32": {"values": ["Q8F", "Q8S"]}}: a backend whose library
 # packs only 8-bit codes still claims every value elsewhere.
 PER_OP_KEY = "per_op"
@@ -124,6 +127,7 @@ class Capabilities:
     values: frozenset | None = None
     stores: frozenset | None = None
     modes: frozenset | None = None
+    levels: frozenset | None = None
     scale_dtypes: frozenset | None = None
     input_dtypes: frozenset | None = None
     output_dtypes: frozenset | None = None
@@ -146,6 +150,8 @@ class Capabilities:
                 continue
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                 raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
+            if key == "levels" and set(items) - set(LEVELS):
+                raise ProtocolError(f"unknown levels {sorted(set(items) - set(LEVELS))}; known: {list(LEVELS)}")
             out[key] = frozenset(items)
         return cls(**out)
 
@@ -182,6 +188,7 @@ def needs(vector) -> dict[str, set[str]]:
         store = scheme.get("store", {"PackedU32": 0})
         need["stores"] = {store if isinstance(store, str) else next(iter(store), "?")}
         need["modes"] = {scheme.get("mode", "Symmetric")}
+        need["levels"] = {level(scheme)}
         scale = {scheme["tensor"]} if scheme.get("tensor") else set()
         if isinstance(scheme.get("block"), dict):
             scale.add(scheme["block"].get("dtype", "F32"))
@@ -199,6 +206,13 @@ def needs(vector) -> dict[str, set[str]]:
     elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
         need["output_dtypes"] = set(need["input_dtypes"])
     return {k: v for k, v in need.items() if v}
+
+
+def level(scheme: dict) -> str:
+    """``per-tensor``, ``per-block`` or ``two-level`` for a QuantScheme in its JSON form (ops.md)."""
+    if not isinstance(scheme.get("block"), dict):
+        return LEVELS[0]
+    return LEVELS[2] if scheme.get("tensor") else LEVELS[1]
 
 
 @dataclass(frozen=True)
