@@ -27,6 +27,8 @@ CODE_FIELDS = {"E4M3": (1, 4, 3), "E5M2": (1, 5, 2), "E2M1": (1, 2, 1)}
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
 STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+FAILURE_KINDS = ("mismatch", "wrong error", "unexpected error", "missing error", "message mismatch", "crashed",
+                 "timed out", "protocol error")
 
 
 @dataclass
@@ -78,6 +80,8 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
     exp = vector.expected[profile]
     v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
     head = f"{vector.alias} [{vector.id}] op {vector.op}, {scheme_text(vector.params)}, profile {profile}"
+    if getattr(vector, "reason", ""):  # what the vector is about: often the shortest route to the bug
+        head += f"\n  vector: {vector.reason}"
     if isinstance(outcome, Fault):
         v.kind = outcome.kind
         v.details = {"detail": outcome.detail, "stderr": outcome.stderr[-4000:]}
@@ -148,7 +152,7 @@ def diff_outputs(vector, exp, result: Result) -> list[dict]:
         if got is None:
             diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
             continue
-        d = diff_tensor(name, want, got, exp.compare.get(name), vector)
+        d = diff_tensor(name, want, got, exp.compare.get(name), vector, exp.intermediates.get("scaled"))
         if d:
             diffs.append(d)
     for name in sorted(set(result.outputs) - set(exp.outputs)):
@@ -175,7 +179,10 @@ def _shape_dtype(a: np.ndarray) -> str:
     return f"{tensorio.dtype_name(a)}{list(a.shape)}"
 
 
-def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector) -> dict | None:
+def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector,
+                scaled: np.ndarray | None = None) -> dict | None:
+    """The differences of one output, or None. ``scaled`` is the vector's ``x/s`` intermediate (the divided
+    values before rounding), shown next to each differing element when it lines up with the output."""
     if tensorio.dtype_name(got) != tensorio.dtype_name(want) or got.shape != want.shape:
         return {"output": name, "problem": "dtype/shape", "expected": _shape_dtype(want),
                 "actual": _shape_dtype(got),
@@ -187,7 +194,7 @@ def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | N
         bad &= ~(np.isnan(want) & np.isnan(got))  # any NaN equals any NaN
     if not bad.any():
         return None
-    return _element_report(name, want, got, bad, vector, "exact")
+    return _element_report(name, want, got, bad, vector, "exact", scaled)
 
 
 def _diff_allclose(name, want, got, contract, vector) -> dict | None:
@@ -203,7 +210,7 @@ def _diff_allclose(name, want, got, contract, vector) -> dict | None:
     return d
 
 
-def _element_report(name, want, got, bad, vector, contract: str) -> dict:
+def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndarray | None = None) -> dict:
     code_kind = _code_kind(name, want, vector)
     dist = distances(want[bad], got[bad], code_kind)
     hist = Counter(dist)
@@ -215,6 +222,8 @@ def _element_report(name, want, got, bad, vector, contract: str) -> dict:
                "actual": _element(got[idx], code_kind), "distance": _dist_one(want[idx], got[idx], code_kind)}
         if primary is not None:
             row["input"] = _element(primary[1][idx], None) | {"name": primary[0]}
+        if scaled is not None and scaled.shape == want.shape:
+            row["scaled"] = repr(float(scaled[idx]))
         rows.append(row)
     n, total = int(bad.sum()), int(bad.size)
     unit = "code" if want.dtype.kind in "iu" else "ulp"
@@ -296,6 +305,7 @@ def render_diff(d: dict) -> str:
     for row in d.get("first", []):
         inp = row.get("input")
         shown = f"{inp['name']}={inp['value']} " if inp else ""
+        shown += f"x/s={row['scaled']} " if "scaled" in row else ""
         lines.append(f"    at {row['index']}: {shown}expected {_show(row['expected'])}  "
                      f"actual {_show(row['actual'])}  distance {row['distance']}")
     if d.get("differing", 0) > len(d.get("first", [])):

@@ -69,10 +69,16 @@ class Runner:
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify)
-        if verdict.status == FAILED and self.want_diagnosis:
+        pinned_diagnosis = entry is not None and entry.diagnosis
+        if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
         if entry is not None:  # an xfail entry
+            unlike = entry.unlike(verdict) if verdict.status == FAILED else None
+            if unlike:  # failed, but not as the entry says: a new bug must not hide behind a known one
+                verdict.note = "; ".join(filter(None, [verdict.note, f"{entry.describe()} expects another failure"]))
+                verdict.message += f"\n  not the failure the xfail entry #{entry.index} expects: {unlike}"
+                return verdict
             verdict.status = XFAILED if verdict.status == FAILED else XPASSED
             verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
         return verdict

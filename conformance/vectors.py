@@ -81,6 +81,8 @@ class Suite:
     vectors: list[Vector]
     manifest: dict
 
+    digest: str = ""  # suite_digest of manifest.json: names this exact suite in reports and statements
+
     def __post_init__(self):
         self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
 
@@ -90,6 +92,18 @@ class Suite:
             return self._index[key]
         except KeyError:
             raise KeyError(f"no vector with id or alias {key!r} in suite {self.name} ({self.path})") from None
+
+
+def suite_digest(manifest_bytes: bytes) -> str:
+    """The suite's identity: sha256 of its ``manifest.json`` bytes. The manifest holds every shard's sha256 and
+    every vector's id, params and expectations, so equal digests mean bit-identical suites. The one definition
+    (reports, ``--quiet`` output and conformance statements all show it, shortened by :func:`short_digest`)."""
+    return hashlib.sha256(manifest_bytes).hexdigest()
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits, as printed for people (the JSON report keeps the whole digest)."""
+    return digest[:12]
 
 
 def default_suite_path() -> Path:
@@ -127,7 +141,7 @@ def load_suite(path: str | Path, *, check_ids: bool = True) -> Suite:
     path = Path(path)
     folder = path.parent if path.name == "manifest.json" else path
     mfile = folder / "manifest.json"
-    manifest = _read_manifest(mfile)
+    manifest, digest = _read_manifest(mfile)
     profiles = manifest["profiles"]
     shards = {s["file"]: _read_shard(folder, s, mfile) for s in manifest["shards"]}
     vectors, seen = [], {}
@@ -138,12 +152,13 @@ def load_suite(path: str | Path, *, check_ids: bool = True) -> Suite:
                 raise VectorError(mfile, f"duplicate id/alias {key!r} (also vector #{seen[key]})", v.alias)
             seen[key] = i
         vectors.append(v)
-    return Suite(folder, manifest["suite"], profiles, vectors, manifest)
+    return Suite(folder, manifest["suite"], profiles, vectors, manifest, digest)
 
 
-def _read_manifest(mfile: Path) -> dict:
+def _read_manifest(mfile: Path) -> tuple[dict, str]:
     try:
-        manifest = json.loads(mfile.read_bytes())
+        raw = mfile.read_bytes()
+        manifest = json.loads(raw)
     except FileNotFoundError:
         raise VectorError(mfile, "no such file (is this a suite folder?)") from None
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -162,7 +177,7 @@ def _read_manifest(mfile: Path) -> dict:
         if not (isinstance(s, dict) and isinstance(s.get("file"), str) and isinstance(s.get("sha256"), str)
                 and isinstance(s.get("bytes"), int)):
             raise VectorError(mfile, f"shard entry {s!r:.200} needs 'file', 'sha256' and 'bytes'")
-    return manifest
+    return manifest, suite_digest(raw)
 
 
 def _safe_name(name: str) -> bool:
