@@ -152,7 +152,7 @@ def diff_outputs(vector, exp, result: Result) -> list[dict]:
         if got is None:
             diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
             continue
-        d = diff_tensor(name, want, got, exp.compare.get(name), vector, exp.intermediates.get("scaled"))
+        d = diff_tensor(name, want, got, exp.compare.get(name), vector, exp.stages.scaled)
         if d:
             diffs.append(d)
     for name in sorted(set(result.outputs) - set(exp.outputs)):
