@@ -107,6 +107,7 @@ class QcSession:
             raise pytest.UsageError(f"qconform: {e}") from None
         self.strict = opt("qc_strict")
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
+        self.internal_errors: list[str] = []
         self.is_worker = hasattr(config, "workerinput")
         self.start_error = None
 
@@ -170,11 +171,15 @@ class QcSession:
     def pytest_runtest_logreport(self, report):
         if report.when != "call":
             return
+        judged = False
         for key, value in report.user_properties:
             if key == _PROP:
                 from .compare import Verdict
                 verdict = Verdict.from_json(json.loads(value))
                 self.verdicts[verdict.id] = verdict
+                judged = True
+        if report.failed and not judged:  # an exception inside qconform itself: the run cannot be OK
+            self.internal_errors.append(report.nodeid)
 
     def pytest_runtest_teardown(self, item):
         if self.runner.backend is not None and not self.backend_info:
@@ -196,7 +201,8 @@ class QcSession:
                  "suite_version": self.suite.manifest.get("suite_version"),
                  "oracle_version": self.suite.manifest.get("oracle_version"), "digest": self.suite.digest}
         return rep.build(verdicts, backend=self.backend_info or {"spec": self.runner.spec}, profile=profile,
-                         suite=suite, stale=stale, strict=self.strict, started=self.started)
+                         suite=suite, stale=stale, strict=self.strict, started=self.started,
+                         internal_errors=self.internal_errors)
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.runner.close()

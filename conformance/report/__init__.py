@@ -38,13 +38,14 @@ def summary(verdicts: list[Verdict]) -> dict:
 
 
 def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, stale: list[str],
-          strict: bool, started: float) -> dict:
+          strict: bool, started: float, internal_errors: list[str] = ()) -> dict:
+    """``internal_errors``: vectors that got no verdict because qconform itself raised (pytest shows why)."""
     xpassed = [v.alias for v in verdicts if v.status == XPASSED]
     return {"qconform_report": REPORT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "duration_s": round(time.time() - started, 3), "backend": backend, "profile": profile,
             "suite": suite, "strict": strict, "summary": summary(verdicts),
             "diagnosis": diagnose.summarize(verdicts),
-            "expectations": {"unmatched": stale, "xpassed": xpassed},
+            "expectations": {"unmatched": stale, "xpassed": xpassed}, "internal_errors": list(internal_errors),
             "verdicts": [v.to_json() for v in verdicts]}
 
 
@@ -70,7 +71,7 @@ def failed(report: dict) -> bool:
     """The run's gate: any failure, or (strict) any stale expectation."""
     t = report["summary"]["total"]
     stale = report["expectations"]["unmatched"] or report["expectations"]["xpassed"]
-    return bool(t[FAILED] or (report.get("strict") and stale))
+    return bool(t[FAILED] or report.get("internal_errors") or (report.get("strict") and stale))
 
 
 # ---- text -----------------------------------------------------------------------------------------------
@@ -149,6 +150,10 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
         lines += ["", "expectations matching no vector (stale):"] + [f"  {x}" for x in e["unmatched"]]
     if e["xpassed"]:
         lines += ["", "xfail entries that now pass (remove them):"] + [f"  {x}" for x in e["xpassed"]]
+    if report.get("internal_errors"):
+        errors = report["internal_errors"]
+        head = f"qconform could not judge {len(errors)} vectors (an error inside qconform; pytest shows the traceback):"
+        lines += ["", head] + [f"  {x}" for x in errors[:20]]
     verdict = "FAILED" if failed(report) else "OK"
     if quiet:
         profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
