@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
+from oracle.vocabulary import LEVELS, level
+
 from . import tensorio
 
 PROTOCOL_VERSION = 1
@@ -23,9 +26,6 @@ CONTENT_TYPE = "application/vnd.qconform+safetensors"
 
 # Capability keys and what part of a vector each one constrains (see Capabilities.not_applicable).
 CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "levels", "scale_dtypes", "input_dtypes", "output_dtypes")
-# The scale levels of a scheme (the `levels` capability): no block level, a block level only, or a block level
-# under a per-tensor scale.
-LEVELS = ("per-tensor", "per-block", "two-level")
 # `per_op` narrows those keys for one op, e.g. {"pack_u32": {"values": ["Q8F", "Q8S"]}}: a backend whose library
 # packs only 8-bit codes still claims every value elsewhere.
 PER_OP_KEY = "per_op"
@@ -178,21 +178,24 @@ class Capabilities:
         return None
 
 
+def scheme_of(params: dict) -> QuantScheme | None:
+    """The vector's scheme, parsed strictly (``QuantScheme.from_json``), or None if its op takes none."""
+    return None if "scheme" not in params else QuantScheme.from_json(params["scheme"])
+
+
 def needs(vector) -> dict[str, set[str]]:
     """What a vector asks of a backend, keyed like Capabilities (float dtypes in ops.md's lowercase)."""
     params = vector.params
     need: dict[str, set[str]] = {"ops": {vector.op}}
-    scheme = params.get("scheme")
-    if isinstance(scheme, dict):
-        need["values"] = {scheme.get("value", "Q8F")}
-        store = scheme.get("store", {"PackedU32": 0})
-        need["stores"] = {store if isinstance(store, str) else next(iter(store), "?")}
-        need["modes"] = {scheme.get("mode", "Symmetric")}
+    scheme = scheme_of(params)
+    if scheme is not None:
+        need["values"] = {scheme.value.name}
+        need["stores"] = {scheme.store.kind}
+        need["modes"] = {scheme.mode.name}
         need["levels"] = {level(scheme)}
-        scale = {scheme["tensor"]} if scheme.get("tensor") else set()
-        if isinstance(scheme.get("block"), dict):
-            scale.add(scheme["block"].get("dtype", "F32"))
-        need["scale_dtypes"] = scale
+        # The levels the scheme sets (a scheme without any sets none, though it scales per tensor in F32).
+        need["scale_dtypes"] = {dtype.name for dtype in (scheme.tensor, scheme.block and scheme.block.dtype)
+                                if dtype is not None}
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")
@@ -206,13 +209,6 @@ def needs(vector) -> dict[str, set[str]]:
     elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
         need["output_dtypes"] = set(need["input_dtypes"])
     return {k: v for k, v in need.items() if v}
-
-
-def level(scheme: dict) -> str:
-    """``per-tensor``, ``per-block`` or ``two-level`` for a QuantScheme in its JSON form (ops.md)."""
-    if not isinstance(scheme.get("block"), dict):
-        return LEVELS[0]
-    return LEVELS[2] if scheme.get("tensor") else LEVELS[1]
 
 
 @dataclass(frozen=True)

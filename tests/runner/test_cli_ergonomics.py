@@ -37,7 +37,7 @@ def test_quiet_still_shows_failures(tmp_path, suite_dir, lookup_cmd, env):
 
 
 def test_list_says_what_applies_and_why_the_rest_does_not(tmp_path, suite_dir, lookup_cmd, env):
-    caps = json.dumps({"ops": ["quantize"], "levels": ["per-block"]})
+    caps = json.dumps({"ops": ["quantize"], "levels": ["block"]})
     r = cli("list", "--backend", "subprocess:" + lookup_cmd("--caps", caps), "--vectors", str(suite_dir),
             env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr

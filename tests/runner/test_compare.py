@@ -59,7 +59,7 @@ def test_int_codes_report_code_distance_and_the_input_value():
 
 
 def test_fp8_codes_show_fields_and_step_distance():
-    params = {"scheme": {"value": "E4M3"}}
+    params = {"scheme": {"value": "E4M3", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}}
     want = np.array([0x38], np.uint8).view(np.int8)   # 1.0 in E4M3: 0|0111|000
     got = np.array([0xB9], np.uint8).view(np.int8)    # -1.125: 1|0111|001
     v = judge(Expected(outputs={"codes": want}), Result({"codes": got}), params=params)

@@ -92,18 +92,18 @@ def test_capabilities_decide_applicability():
     assert Capabilities().not_applicable(vector(value="E2M1")) is None  # nothing declared: everything
 
 
-def test_levels_capability_tells_per_tensor_per_block_and_two_level_apart():
-    caps = Capabilities.from_json({"levels": ["per-tensor", "per-block"]})
+def test_levels_capability_tells_tensor_block_and_two_level_apart():
+    caps = Capabilities.from_json({"levels": ["tensor", "block"]})
     block = {"size": [32], "dtype": "F32"}
     assert caps.not_applicable(vector()) is None
     assert caps.not_applicable(vector(block=block)) is None
     assert caps.not_applicable(vector(block=block, tensor="F32")) == "backend does not declare levels two-level"
-    only_tensor = Capabilities.from_json({"levels": ["per-tensor"]})
-    assert only_tensor.not_applicable(vector(block=block)) == "backend does not declare levels per-block"
+    only_tensor = Capabilities.from_json({"levels": ["tensor"]})
+    assert only_tensor.not_applicable(vector(block=block)) == "backend does not declare levels block"
     # per_op narrows levels like any other key; a backend without the key claims every level (older backends)
-    narrowed = Capabilities.from_json({"per_op": {"quantize": {"levels": ["per-block"]}}})
-    assert "levels per-tensor for quantize" in narrowed.not_applicable(vector())
+    narrowed = Capabilities.from_json({"per_op": {"quantize": {"levels": ["block"]}}})
+    assert "levels tensor for quantize" in narrowed.not_applicable(vector())
     assert Capabilities().not_applicable(vector(block=block, tensor="F32")) is None
     assert Capabilities.from_json(caps.to_json()) == caps
     with pytest.raises(ProtocolError, match="unknown levels"):
-        Capabilities.from_json({"levels": ["per-tensor", "blockwise"]})
+        Capabilities.from_json({"levels": ["tensor", "per-block"]})

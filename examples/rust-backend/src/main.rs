@@ -20,7 +20,7 @@ impl Backend for Example {
             "capabilities": {
                 "ops": ["quantize_dynamic", "dequantize"],
                 "values": ["Q8S"], "stores": ["Native"], "modes": ["Symmetric"],
-                "levels": ["per-tensor", "per-block"], "scale_dtypes": ["F32"],
+                "levels": ["tensor", "block"], "scale_dtypes": ["F32"],
                 "input_dtypes": ["f32"], "output_dtypes": ["f32"],
             },
         })
