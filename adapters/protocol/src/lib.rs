@@ -54,6 +54,24 @@ pub trait Backend {
     fn hello(&self) -> Value;
     /// One op of docs/ops.md on the request's params and input tensors.
     fn run(&mut self, op: &str, params: &Value, inputs: &Tensors) -> Result<Output, Failure>;
+    /// Called once the error reply to a failed request has been written and flushed: the place to recover,
+    /// e.g. to re-exec the process when a panic left a GPU device unusable, so the next request does not
+    /// inherit it. Default: nothing.
+    fn after_failure(&mut self, _failure: &Failure) {}
+}
+
+/// One reply: its JSON and tensors, and the failure it reports (for [`Backend::after_failure`]).
+#[derive(Debug)]
+pub struct Reply {
+    pub json: Value,
+    pub tensors: Vec<(String, Arr)>,
+    pub failure: Option<Failure>,
+}
+
+impl Reply {
+    fn error(id: Option<&Value>, failure: Failure) -> Self {
+        Self { json: error_json(id, &failure), tensors: vec![], failure: Some(failure) }
+    }
 }
 
 /// The handshake reply of `backend`, with `type` and `protocol` set.
@@ -80,18 +98,20 @@ pub fn error_json(id: Option<&Value>, failure: &Failure) -> Value {
 }
 
 /// The reply to one message blob, or `None` for `bye`.
-pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<(Value, Vec<(String, Arr)>)> {
-    let protocol_error = |id: Option<&Value>, code: &str, message: String| {
-        Some((error_json(id, &Failure::Error { code: code.into(), message }), vec![]))
+pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<Reply> {
+    let refuse = |id: Option<&Value>, code: &str, message: String| {
+        Some(Reply::error(id, Failure::Error { code: code.into(), message }))
     };
     let msg = match decode(blob) {
         Ok(msg) => msg,
-        Err(e) => return protocol_error(None, "protocol.bad_frame", e),
+        Err(e) => return refuse(None, "protocol.bad_frame", e),
     };
     match msg.json.get("type").and_then(Value::as_str) {
         Some("hello") => match msg.json.get("protocol") {
-            Some(v) if v.as_u64() == Some(PROTOCOL) => Some((hello_reply(backend), vec![])),
-            other => protocol_error(None, "protocol.version", format!("this backend speaks protocol {PROTOCOL}, not {}", other.unwrap_or(&Value::Null))),
+            Some(v) if v.as_u64() == Some(PROTOCOL) => {
+                Some(Reply { json: hello_reply(backend), tensors: vec![], failure: None })
+            }
+            other => refuse(None, "protocol.version", format!("this backend speaks protocol {PROTOCOL}, not {}", other.unwrap_or(&Value::Null))),
         },
         Some("bye") => None,
         Some("request") => {
@@ -99,11 +119,15 @@ pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<(Value, Vec<(S
             let op = msg.json.get("op").and_then(Value::as_str).unwrap_or("");
             let params = msg.json.get("params").cloned().unwrap_or_else(|| json!({}));
             Some(match catch(|| backend.run(op, &params, &msg.tensors)) {
-                Ok(out) => (json!({"type": "result", "id": id, "values": out.values}), out.tensors),
-                Err(failure) => (error_json(Some(&id), &failure), vec![]),
+                Ok(out) => Reply {
+                    json: json!({"type": "result", "id": id, "values": out.values}),
+                    tensors: out.tensors,
+                    failure: None,
+                },
+                Err(failure) => Reply::error(Some(&id), failure),
             })
         }
-        other => protocol_error(msg.json.get("id"), "protocol.unknown_type", format!("unknown message type {other:?}")),
+        other => refuse(msg.json.get("id"), "protocol.unknown_type", format!("unknown message type {other:?}")),
     }
 }
 
@@ -111,9 +135,10 @@ pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<(Value, Vec<(S
 pub fn serve(backend: &mut impl Backend, input: impl Read, output: impl Write) -> io::Result<()> {
     let (mut input, mut output) = (BufReader::new(input), BufWriter::new(output));
     while let Some(blob) = read_frame(&mut input)? {
-        match respond(backend, &blob) {
-            Some((reply, tensors)) => write_frame(&mut output, &encode(&reply, &tensors))?,
-            None => break,
+        let Some(reply) = respond(backend, &blob) else { break };
+        write_frame(&mut output, &encode(&reply.json, &reply.tensors))?;
+        if let Some(failure) = &reply.failure {
+            backend.after_failure(failure);
         }
     }
     Ok(())

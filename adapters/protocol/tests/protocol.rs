@@ -2,8 +2,11 @@
 
 use qconform_protocol::*;
 
-/// Doubles `x`; panics on op "boom"; refuses anything else with a code.
-struct Doubler;
+/// Doubles `x`; panics on op "boom"; refuses anything else with a code. Counts `after_failure` calls.
+#[derive(Default)]
+struct Doubler {
+    failures: Vec<Failure>,
+}
 
 impl Backend for Doubler {
     fn hello(&self) -> Value {
@@ -21,6 +24,10 @@ impl Backend for Doubler {
             _ => fail("op.unknown", format!("unknown op {op:?}")),
         }
     }
+
+    fn after_failure(&mut self, failure: &Failure) {
+        self.failures.push(failure.clone());
+    }
 }
 
 fn frames(messages: &[(Value, Vec<(String, Arr)>)]) -> Vec<u8> {
@@ -32,14 +39,19 @@ fn frames(messages: &[(Value, Vec<(String, Arr)>)]) -> Vec<u8> {
 }
 
 fn replies(input: Vec<u8>) -> Vec<Message> {
+    replies_and_failures(input).0
+}
+
+fn replies_and_failures(input: Vec<u8>) -> (Vec<Message>, Vec<Failure>) {
     let mut output = Vec::new();
-    serve(&mut Doubler, input.as_slice(), &mut output).unwrap();
+    let mut backend = Doubler::default();
+    serve(&mut backend, input.as_slice(), &mut output).unwrap();
     let mut stream = output.as_slice();
     let mut out = Vec::new();
     while let Some(blob) = read_frame(&mut stream).unwrap() {
         out.push(decode(&blob).unwrap());
     }
-    out
+    (out, backend.failures)
 }
 
 fn request(id: &str, op: &str, tensors: Vec<(String, Arr)>) -> (Value, Vec<(String, Arr)>) {
@@ -57,7 +69,7 @@ fn a_session_answers_every_message_in_order() {
         request("3", "nope", vec![]),
         (json!({"type": "whatever", "id": "4"}), vec![]),
     ]);
-    let r = replies(input);
+    let (r, failures) = replies_and_failures(input);
     assert_eq!(r.len(), 5);
     assert_eq!(r[0].json["type"], "hello");
     assert_eq!(r[0].json["protocol"], 1);
@@ -80,6 +92,11 @@ fn a_session_answers_every_message_in_order() {
     assert_eq!(r[3].json["id"], "3");
     assert_eq!(r[4].json["error"]["code"], "protocol.unknown_type");
     assert_eq!(r[4].json["id"], "4");
+
+    // after_failure saw each failed request, in order, after its reply (the panic with its location)
+    assert_eq!(failures.len(), 3);
+    assert!(matches!(&failures[0], Failure::Panic { message, location } if message.starts_with("index out of bounds") && location.contains("protocol.rs")));
+    assert_eq!(failures[1], Failure::Error { code: "op.unknown".into(), message: "unknown op \"nope\"".into() });
 }
 
 #[test]
