@@ -122,7 +122,7 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
-    if not report["verdicts"]:
+    if not report["verdicts"] and not report.get("internal_errors"):
         return (f"no vector selected: the selection (-k / -m) matched none of the {vectors} vectors of suite "
                 f"{suite_label(report)}; nothing was run")
     s = report["summary"]
