@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import diagnose
 from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, XFAILED, XPASSED, Verdict
+from ..terminal import safe
 
 REPORT_VERSION = 1
 COLUMNS = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
@@ -38,14 +39,16 @@ def summary(verdicts: list[Verdict]) -> dict:
 
 
 def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, stale: list[str],
-          strict: bool, started: float, internal_errors: list[str] = ()) -> dict:
-    """``internal_errors``: vectors that got no verdict because qconform itself raised (pytest shows why)."""
+          strict: bool, started: float, selected: int | None = None, interrupted: bool = False) -> dict:
     xpassed = [v.alias for v in verdicts if v.status == XPASSED]
+    selected = len(verdicts) if selected is None else selected
     return {"qconform_report": REPORT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "duration_s": round(time.time() - started, 3), "backend": backend, "profile": profile,
-            "suite": suite, "strict": strict, "summary": summary(verdicts),
+            "suite": suite, "strict": strict,
+            "run": {"selected": selected, "not_run": max(0, selected - len(verdicts)), "interrupted": interrupted},
+            "summary": summary(verdicts),
             "diagnosis": diagnose.summarize(verdicts),
-            "expectations": {"unmatched": stale, "xpassed": xpassed}, "internal_errors": list(internal_errors),
+            "expectations": {"unmatched": stale, "xpassed": xpassed},
             "verdicts": [v.to_json() for v in verdicts]}
 
 
@@ -67,11 +70,24 @@ def verdicts_of(report: dict) -> list[Verdict]:
     return [Verdict.from_json(v) for v in report["verdicts"]]
 
 
+def incomplete(report: dict) -> str:
+    """Why the report does not cover every selected vector ('' when it does). A report without the 'run'
+    record (an older one) is judged by its verdicts alone."""
+    run = report.get("run") or {}
+    not_run, selected = run.get("not_run", 0), run.get("selected")
+    if run.get("interrupted"):
+        return f"INTERRUPTED: {not_run} of {selected} selected vectors not run"
+    if not_run:
+        return f"INCOMPLETE: {not_run} of {selected} selected vectors have no verdict"
+    return ""
+
+
 def failed(report: dict) -> bool:
-    """The run's gate: any failure, or (strict) any stale expectation."""
+    """The run's gate: any failure, a run that did not judge every selected vector, or (strict) any stale
+    expectation. A report can never say OK while a verdict is missing."""
     t = report["summary"]["total"]
     stale = report["expectations"]["unmatched"] or report["expectations"]["xpassed"]
-    return bool(t[FAILED] or report.get("internal_errors") or (report.get("strict") and stale))
+    return bool(t[FAILED] or incomplete(report) or (report.get("strict") and stale))
 
 
 # ---- text -----------------------------------------------------------------------------------------------
@@ -122,7 +138,7 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
-    if not report["verdicts"] and not report.get("internal_errors"):
+    if not report["verdicts"] and not incomplete(report):
         return (f"no vector selected: the selection (-k / -m) matched none of the {vectors} vectors of suite "
                 f"{suite_label(report)}; nothing was run")
     s = report["summary"]
@@ -150,18 +166,19 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
         lines += ["", "expectations matching no vector (stale):"] + [f"  {x}" for x in e["unmatched"]]
     if e["xpassed"]:
         lines += ["", "xfail entries that now pass (remove them):"] + [f"  {x}" for x in e["xpassed"]]
-    if report.get("internal_errors"):
-        errors = report["internal_errors"]
-        head = f"qconform could not judge {len(errors)} vectors (an error inside qconform; pytest shows the traceback):"
-        lines += ["", head] + [f"  {x}" for x in errors[:20]]
     verdict = "FAILED" if failed(report) else "OK"
+    if incomplete(report):
+        lines += ["", incomplete(report)]
+        verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
     if quiet:
         profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
-        return "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict]).lstrip("\n")
+        text = "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict])
+        return safe(text.lstrip("\n"))  # backend text (messages, stderr, names) never reaches a terminal raw
     lines += ["", count_line(report),
               (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
-               f"suite {suite_label(report)} ({vectors} vectors); {verdict}")]
-    return "\n".join(lines)
+               f"suite {report['suite'].get('name')} ({vectors} vectors, manifest sha256 "
+               f"{report['suite'].get('digest') or 'unknown'}); {verdict}")]
+    return safe("\n".join(lines))
 
 
 # ---- conformance statement and badge ----------------------------------------------------------------------
@@ -171,7 +188,8 @@ def conforms(report: dict) -> bool:
     skipped or covered by an xfail entry. Not-applicable vectors are allowed (and counted in the statement)."""
     t = report["summary"]["total"]
     whole = sum(t.values()) == report["suite"].get("vectors")
-    return whole and not (t[FAILED] or t[XFAILED] or t[SKIPPED]) and bool(report["suite"].get("digest"))
+    return (whole and not (t[FAILED] or t[XFAILED] or t[SKIPPED] or incomplete(report))
+            and bool(report["suite"].get("digest")))
 
 
 def statement(report: dict) -> str:
