@@ -35,9 +35,12 @@ def test_stated_vector_count_is_the_suites(suite, file, pattern):
 
 
 def test_every_other_suite_size_in_the_docs_is_current_or_marked_as_measured(suite):
-    """`NNN vectors` anywhere in the README and docs/ is today's count, or a past measurement that says so."""
+    """`NNN vectors` anywhere in the README and docs/ is today's count, or a past measurement that says so.
+    findings.md is the record of real-burn runs (subsets and the suite each matrix was measured on), regenerated
+    with them, so it is left out."""
     stale = []
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    pages = [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "findings.md"]
+    for page in [ROOT / "README.md", *pages]:
         for no, line in enumerate(page.read_text().splitlines(), 1):
             for n in re.findall(r"\b(\d{3})(?:-vector| golden vectors| vectors)\b", line):
                 if int(n) != len(suite.vectors) and "when measured" not in line and "diverge" not in line:
