@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check docs-check burn burn-conformance bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,14 +17,18 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector check, real burn against its profiles, then the Python test-suite.
-test: vectors-check burn-conformance test-python
+## Everything CI gates on: the golden-vector and docs/errors.md checks, real burn against its profiles, then the Python test-suite.
+test: vectors-check docs-check burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
 
 vectors-check: setup
 	$(QC) generate --check
+
+## docs/errors.md is generated from the panic catalogue and the suite; fail if it is stale.
+docs-check: setup
+	$(PY) -m conformance.errors_doc --check
 
 ## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
 burn:
