@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check docs-check burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check docs-check recipe-check burn burn-conformance bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ run: setup
 	$(QC) run --backend oracle
 
 ## Everything CI gates on: the golden-vector and docs/errors.md checks, real burn against its profiles, then the Python test-suite.
-test: vectors-check docs-check burn-conformance test-python
+test: vectors-check docs-check recipe-check burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
@@ -29,6 +29,10 @@ vectors-check: setup
 ## docs/errors.md is generated from the panic catalogue and the suite; fail if it is stale.
 docs-check: setup
 	$(PY) -m conformance.errors_doc --check
+
+## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1.5 min warm).
+recipe-check: setup
+	$(PY) scripts/readme_recipe.py
 
 ## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
 burn:
