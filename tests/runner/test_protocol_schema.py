@@ -1,0 +1,113 @@
+"""docs/schema/protocol.schema.json against the messages that really travel: the runner's, and the replies of the
+example backend (and of the burn harness, when it is built), recorded on the wire by recording_proxy.py."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shlex
+import struct
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance import protocol
+from conformance.runner import Runner
+from conformance.vectors import OPS, load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "schema" / "protocol.schema.json").read_text(encoding="utf-8"))
+HERE = Path(__file__).parent
+
+
+def validator(definition: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{definition}", "$defs": SCHEMA["$defs"]})
+
+
+def test_schema_is_valid_2020_12():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_schema_agrees_with_the_runner_on_names():
+    """The schema's closed lists are the runner's: a capability key or op added to one must reach the other."""
+    caps = SCHEMA["$defs"]["capabilities"]["properties"]
+    assert set(caps) == {*protocol.CAPABILITY_KEYS, "per_op"}
+    assert set(SCHEMA["$defs"]["opCapabilities"]["properties"]) == set(protocol.CAPABILITY_KEYS) - {"ops"}
+    assert SCHEMA["$defs"]["request"]["properties"]["op"]["enum"] == list(OPS)
+
+
+@pytest.mark.parametrize("definition, message", [
+    ("runnerMessage", {"type": "hello", "protocol": 2}),
+    ("runnerMessage", {"type": "request", "id": "1", "op": "quantise", "params": {}}),
+    ("runnerMessage", {"type": "request", "id": 1, "op": "quantize", "params": {}}),
+    ("backendMessage", {"type": "hello", "protocol": 1, "name": "b"}),
+    ("backendMessage", {"type": "hello", "protocol": 1, "name": "b", "version": "1", "capabilities": {"colours": []}}),
+    ("backendMessage", {"type": "result", "id": "1", "values": [1]}),
+    ("backendMessage", {"type": "error", "id": "1", "error": {"code": "c"}}),
+    ("backendMessage", {"type": "error", "id": "1", "error": "boom"}),
+])
+def test_schema_refuses_what_the_runner_refuses(definition, message):
+    assert not validator(definition).is_valid(message)
+
+
+def recorded(log: Path) -> list[tuple[str, dict, dict]]:
+    """(direction, metadata, tensors) of every frame in a recording_proxy log, decoded by the runner's decoder."""
+    data, out, pos = log.read_bytes(), [], 0
+    while pos < len(data):
+        direction, (n,) = data[pos:pos + 1].decode(), struct.unpack_from("<I", data, pos + 1)
+        meta, tensors = protocol.decode_message(data[pos + 5:pos + 5 + n])
+        out.append((direction, meta, tensors))
+        pos += 5 + n
+    return out
+
+
+def record_a_run(tmp_path, backend_command: list[str], vectors) -> list[tuple[str, dict, dict]]:
+    log = tmp_path / "frames.bin"
+    proxy = [sys.executable, str(HERE / "recording_proxy.py"), str(log), "--", *backend_command]
+    runner = Runner(load_suite(ROOT / "vectors" / "core"), "subprocess:" + shlex.join(proxy), diagnose=False)
+    try:
+        verdicts = list(runner.run_all(vectors))
+    finally:
+        runner.close()
+    assert verdicts
+    return recorded(log)
+
+
+def sample(suite):
+    """Every op, both outcomes: the first vector of each (op, expects-an-error) pair."""
+    picked = {}
+    for v in suite.vectors:
+        key = (v.op, any(e.error for e in v.expected.values()))
+        picked.setdefault(key, v)
+    return list(picked.values())
+
+
+def check(frames):
+    runner_msgs, backend_msgs = validator("runnerMessage"), validator("backendMessage")
+    seen = set()
+    for direction, meta, tensors in frames:
+        v = runner_msgs if direction == "R" else backend_msgs
+        errors = [f"{e.json_path}: {e.message}" for e in v.iter_errors(meta)]
+        assert not errors, f"{direction} message {json.dumps(meta)[:300]} breaks the schema: {errors}"
+        seen.add((direction, meta["type"]))
+    return seen
+
+
+def test_the_runner_and_the_example_backend_speak_the_schema(tmp_path):
+    suite = load_suite(ROOT / "vectors" / "core")
+    frames = record_a_run(tmp_path, [sys.executable, str(ROOT / "examples" / "subprocess_backend.py")], sample(suite))
+    seen = check(frames)
+    assert {("R", "hello"), ("R", "request"), ("R", "bye"), ("B", "hello"), ("B", "result"), ("B", "error")} <= seen
+
+
+HARNESS = sorted(glob.glob(os.path.expanduser("~/.cache/qconform/cargo-target/release/qconform-burn-*")))
+
+
+@pytest.mark.skipif(not HARNESS, reason="the burn harness is not built (make burn)")
+def test_the_burn_harness_speaks_the_schema(tmp_path):
+    suite = load_suite(ROOT / "vectors" / "core")
+    seen = check(record_a_run(tmp_path, [HARNESS[0]], sample(suite)))
+    assert ("B", "hello") in seen and ("B", "result") in seen and ("B", "error") in seen
