@@ -100,17 +100,76 @@ def test_the_resolution_check_can_fail():
     assert "3.5" not in anchors and "13" not in anchors
 
 
-# `burn-std-0.22.0-pre.3/src/tensor/quantization.rs:141` or `...:82-186`, `:23-30`
-CRATE_CITATION = re.compile(r"((?:burn|cubecl|cubek)[a-z-]*-\d+\.\d+\.\d+(?:-pre\.\d+)?)/(src/[\w/.-]+\.rs):(\d+)")
+# A published crate's file: `burn-std-0.22.0-pre.3/src/tensor/quantization.rs`, optionally `:141` or `:82-186`.
+FULL = r"(?:burn|cubecl|cubek)[a-z-]*-\d+\.\d+\.\d+(?:-pre\.\d+)?/src/[\w/.-]+\.rs"
+CRATE_CITATION = re.compile(rf"({FULL}):(\d+)")
 REGISTRY = os.path.expanduser("~/.cargo/registry/src/*/")
 
 
+def resolve(text: str) -> tuple[list[tuple[int, str, str, list[int]]], list[str]]:
+    """Every `path:line` citation of a spec page, resolved to a full crate path: (page line, as written, file,
+    lines), and the citations that resolve to nothing.
+
+    Pages abbreviate as a reader would: a full path once, then its file name (`base.rs:1242`, the latest full path
+    with that name), an alias the page declares (`... .rs` (written `scheme.rs`)), or a bare `:336` (same file as
+    the citation before it)."""
+    text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"``.*?``", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    aliases = {m.group(2): m.group(1) for m in re.finditer(r"`([^`]+\.rs)`[^`]{0,60}?written\s+`([^`]+)`", text)}
+    aliases |= {m.group(1): m.group(2) for m in re.finditer(r"`([^`]+\.rs)` alone is\s+`([^`]+)`", text)}
+    fulls, current, out, bad = [], None, [], []
+    for span in re.finditer(r"`([^`]+)`", text):
+        line = text[:span.start()].count("\n") + 1
+        for part in re.split(r",\s*", span.group(1).strip()):
+            m = re.match(r"^(.*?\.rs)?(?::(\d+)(?:-(\d+))?)?(\s.*)?$", part)
+            if not m or (m.group(1) is None and m.group(2) is None) or part.startswith(("~", "http")):
+                continue
+            path, lines = m.group(1) or "", [int(n) for n in m.group(2, 3) if n]
+            if not path:
+                file = current
+            elif re.fullmatch(FULL, path):
+                file = path
+                fulls.append(path)
+            elif path in aliases:
+                file = aliases[path]
+            else:
+                file = next((f for f in reversed(fulls) if f.endswith("/" + path)), None)
+            if file is None:
+                bad.append(f"line {line}: `{part}`")
+                continue
+            current = file
+            if lines:
+                out.append((line, part, file, lines))
+    return out, bad
+
+
 def cited_lines() -> list[tuple[str, str, str, int]]:
+    """(page, crate, path, line) of every citation: all of docs/spec and docs/errors.md, the full-form ones of
+    the other docs (which also mention burn's git layout in prose)."""
     out = []
     for page in sorted((ROOT / "docs").rglob("*.md")):
-        for m in CRATE_CITATION.finditer(page.read_text()):
-            out.append((page.name, m.group(1), m.group(2), int(m.group(3))))
+        text = page.read_text(encoding="utf-8")
+        if page.parent == SPEC or page.name == "errors.md":
+            resolved, _ = resolve(text)
+            out += [(page.name, *file.split("/", 1), n) for _, _, file, lines in resolved for n in lines]
+        else:
+            out += [(page.name, *m.group(1).split("/", 1), int(m.group(2))) for m in CRATE_CITATION.finditer(text)]
     return out
+
+
+def test_every_spec_citation_resolves_to_a_file():
+    bad = [f"{page.name}: {b}" for page in sorted(SPEC.glob("*.md")) for b in resolve(page.read_text())[1]]
+    assert not bad, "citations a reader cannot follow:\n" + "\n".join(bad)
+
+
+def test_the_resolver_follows_abbreviations_and_can_fail():
+    text = ("`burn-std-0.22.0-pre.3/src/tensor/quantization.rs` (written `q.rs`) and `burn-ndarray-0.22.0-pre.3/src/"
+            "ops/base.rs:12`, then `q.rs:5`, `:7`, `base.rs:9-11` and `nowhere.rs:3`")
+    resolved, bad = resolve(text)
+    assert [(f.split("/")[0], n) for _, _, f, n in resolved] == [
+        ("burn-ndarray-0.22.0-pre.3", [12]), ("burn-std-0.22.0-pre.3", [5]), ("burn-std-0.22.0-pre.3", [7]),
+        ("burn-ndarray-0.22.0-pre.3", [9, 11])]
+    assert bad == ["line 1: `nowhere.rs:3`"]
 
 
 def test_spec_pages_cite_burns_published_crates():
