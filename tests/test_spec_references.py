@@ -113,8 +113,8 @@ def resolve(text: str) -> tuple[list[tuple[int, str, str, list[int]]], list[str]
     Pages abbreviate as a reader would: a full path once, then its file name (`base.rs:1242`, the latest full path
     with that name), an alias the page declares (`... .rs` (written `scheme.rs`)), or a bare `:336` (same file as
     the citation before it)."""
-    text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    text = re.sub(r"``.*?``", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
+    text = re.sub(r"``.*?``", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
     aliases = {m.group(2): m.group(1) for m in re.finditer(r"`([^`]+\.rs)`[^`]{0,60}?written\s+`([^`]+)`", text)}
     aliases |= {m.group(1): m.group(2) for m in re.finditer(r"`([^`]+\.rs)` alone is\s+`([^`]+)`", text)}
     fulls, current, out, bad = [], None, [], []
