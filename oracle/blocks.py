@@ -73,11 +73,3 @@ class BlockLayout:
         """``x`` in the layout :meth:`per_element` broadcasts against."""
         return x.reshape(self.split_shape()) if self.divides() else x
 
-
-def flat_chunk_per_element(grid: np.ndarray, shape: tuple[int, ...], block: BlockSize) -> np.ndarray:
-    """The *wrong* layout (a mutant): consecutive runs of ``block.num_elements()`` flat elements share a scale."""
-    numel = math.prod(shape)
-    run = np.repeat(np.asarray(grid).ravel(), block.num_elements())
-    if run.size < numel:
-        run = np.concatenate([run, np.repeat(run[-1:], numel - run.size)])
-    return run[:numel].reshape(shape)

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from .blocks import BlockLayout
+from .choices import KERNEL
 from .codec import from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -102,4 +103,4 @@ def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
 
 
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
-KERNELS = {"cpu": _cpu, "gpu": _gpu}
+KERNELS = KERNEL.steps({"cpu": _cpu, "gpu": _gpu})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .choices import NORMALIZED_DTYPE
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import F16_MAX, F32_MIN_POSITIVE, QuantScheme, ScaleDtype
@@ -53,6 +54,11 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
         clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
         glob = clamp_min(glob, np.float32(F32_MIN_POSITIVE))
         normalized = s32 / glob
-    if profile.normalized_cast_back:
-        normalized = normalized.astype(t, copy=False)
-    return normalized, np.array([glob], dtype=np.float32)
+    return NORMALIZED_CASTS[profile.normalized_dtype](normalized, t), np.array([glob], dtype=np.float32)
+
+
+def _to_tensor_dtype(normalized: np.ndarray, t: np.dtype) -> np.ndarray:
+    return normalized.astype(t, copy=False)
+
+
+NORMALIZED_CASTS = NORMALIZED_DTYPE.steps({"tensor": _to_tensor_dtype})

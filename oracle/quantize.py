@@ -22,13 +22,14 @@ import math
 import ml_dtypes
 import numpy as np
 
-from .blocks import BlockLayout, flat_chunk_per_element
+from .blocks import BlockLayout
 from .calibration import compute_range
+from .choices import BLOCK_LAYOUT, CLAMP, DIVISION, KERNEL, NAN_CODE, TWO_LEVEL_DIVISION
 from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .rounding import FP8_DTYPES, ROUNDERS, add_signed_almost_half, dtype_name
+from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, dtype_name
 from .scales import effective_guard, stored_scales
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, list_debug, shape_debug
 from .support import check_quantize
@@ -96,45 +97,51 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
 
 
 def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
-    """``clamp(round(v), a, b)`` then the stored code, with the profile's NaN rule (§5.2-5.4). ``v`` is a
-    temporary the caller hands over: the common path works in place."""
+    """Round and clamp ``v = x / e`` to the value range, then the stored code, with the profile's NaN rule
+    (§5.2-5.4). ``v`` is a temporary the caller hands over: the integer path works in place."""
+    return ENCODERS[profile.clamp](v, scheme, profile)
+
+
+def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """``clamp(round(v), a, b)``."""
     a, b = scheme.value.range()
-    if profile.clamp == "after_round" and not scheme.value.is_float and not profile.saturate_codes_to_i8:
+    if not scheme.value.is_float:
         return _encode_int(v, a, b, profile)
-    if profile.clamp == "before_round":
-        v = np.clip(v, a, b)
-    r = ROUNDERS[profile.tie](v)
-    if profile.clamp == "after_round":
-        r = np.clip(r, np.float32(a), np.float32(b))
-    elif profile.clamp == "none":  # a mutant: out-of-range codes wrap like an integer cast would
-        with np.errstate(invalid="ignore"):
-            r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
-    if r.size and np.isnan(r.max()):
-        r = _nan_codes(r, b, profile)
-    return _store(r, scheme, profile)
+    r = np.clip(ROUNDERS[profile.tie](v), np.float32(a), np.float32(b))
+    return store_codes(nan_codes(r, b, profile), scheme, profile)
 
 
 def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
-    """Integer codes in place: ties away are ``trunc(v + copysign(0.49999997, v))`` with the ``trunc`` folded
-    into the int8 cast (which truncates toward zero) — exact because the clamp bounds are integers, so
-    truncating and clamping commute."""
-    if profile.tie == "away":
-        add_signed_almost_half(v)
-    else:
-        np.rint(v, out=v)
+    """Integer codes in place, the rounding's final ``trunc`` folded into the int8 cast (which truncates toward
+    zero): exact because the clamp bounds are integers, so truncating and clamping commute (and, as they lie
+    within i8, flex's saturating cast has nothing left to saturate)."""
+    v = ROUNDERS_BEFORE_TRUNCATION[profile.tie](v)
     np.clip(v, np.float32(a), np.float32(b), out=v)
-    if v.size and np.isnan(v.max()):
-        v = _nan_codes(v, b, profile)
-    return v.astype(np.int8)
+    return nan_codes(v, b, profile).astype(np.int8)
 
 
-def _nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:
-    if profile.nan_code == "panic":
-        raise panic("ndarray.nan_code")
-    return np.where(np.isnan(r), np.float32(0.0 if profile.nan_code == "zero" else b), r)
+ENCODERS = CLAMP.steps({"after_round": _round_then_clamp})
 
 
-def _store(r: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+def nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:
+    """The profile's NaN rule applied to rounded, clamped values ``r`` (upper bound ``b``)."""
+    if r.size and np.isnan(r.max()):
+        return NAN_CODES[profile.nan_code](r, b)
+    return r
+
+
+def _nan_panics(r: np.ndarray, b: float) -> np.ndarray:
+    raise panic("ndarray.nan_code")
+
+
+def _nan_to(code):
+    return lambda r, b: np.where(np.isnan(r), np.float32(code(b)), r)
+
+
+NAN_CODES = NAN_CODE.steps({"panic": _nan_panics, "zero": _nan_to(lambda b: 0.0), "hi": _nan_to(lambda b: b)})
+
+
+def store_codes(r: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """The integer kept per element; on the GPU, a float value's Native/PackedNative code is the fp8/fp4 bit
     pattern of that integer, while PackedU32 keeps the integer's two's-complement bit field (§5.4)."""
     value = scheme.value
@@ -183,7 +190,7 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
             stored = stored[:1]
         e = effective_guard(stored[0], profile)
         _record(trace, stored, None, e)
-        codes = _divide_and_encode(lambda xc, ec: _divide(xc, ec, profile), x32, e, scheme, profile, trace,
+        codes = _divide_and_encode(lambda xc, ec: divide(xc, ec, profile), x32, e, scheme, profile, trace,
                                    x.shape)
         return _finish(codes, scheme, stored, None, profile)
     if scheme.global_scale_dtype() is not None and glob is None and profile.requires_two_level_global:
@@ -195,15 +202,8 @@ def _quantize_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     multiplier = np.float32(1.0) if glob is None else glob[0]
     per = _per_element(stored, layout, scheme, profile)
     _record(trace, stored, glob, effective_guard(multiplier * stored[: layout.num_blocks()], profile))
-    if profile.two_level_division == "sequential" and glob is not None:
-        def divide(xc, pc):
-            return _divide(_divide(xc, effective_guard(pc, profile), profile), multiplier, profile)
-        aux = per
-    else:
-        def divide(xc, ec):
-            return _divide(xc, ec, profile)
-        aux = effective_guard(multiplier * per, profile)
-    codes = _divide_and_encode(divide, layout.element_view(x32), aux, scheme, profile, trace, x.shape)
+    divide_chunk, aux = TWO_LEVEL_DIVISIONS[profile.two_level_division](per, glob, profile)
+    codes = _divide_and_encode(divide_chunk, layout.element_view(x32), aux, scheme, profile, trace, x.shape)
     return _finish(codes.reshape(x.shape), scheme, stored, glob, profile)
 
 
@@ -215,13 +215,13 @@ def _record(trace: dict | None, stored: np.ndarray, glob: np.ndarray | None, eff
             trace["global"] = glob
 
 
-def _divide_and_encode(divide, xv: np.ndarray, aux, scheme: QuantScheme, profile: Profile,
+def _divide_and_encode(divide_chunk, xv: np.ndarray, aux, scheme: QuantScheme, profile: Profile,
                        trace: dict | None, shape: tuple[int, ...]) -> np.ndarray:
-    """``encode(divide(xv, aux))`` for the tensor of ``shape`` viewed as ``xv``: in cache-sized chunks, or, when
-    tracing, whole, keeping the divided values (in ``shape``)."""
+    """``encode(divide_chunk(xv, aux))`` for the tensor of ``shape`` viewed as ``xv``: in cache-sized chunks, or,
+    when tracing, whole, keeping the divided values (in ``shape``)."""
     if trace is None:
-        return _chunked(lambda xc, ac: encode(divide(xc, ac), scheme, profile), xv, aux)
-    v = divide(xv, aux)
+        return _chunked(lambda xc, ac: encode(divide_chunk(xc, ac), scheme, profile), xv, aux)
+    v = divide_chunk(xv, aux)
     trace["scaled"] = np.array(v, dtype=np.float32).reshape(shape)
     return encode(v, scheme, profile)
 
@@ -245,19 +245,40 @@ def _chunked(fn, xv: np.ndarray, aux: np.ndarray) -> np.ndarray:
     return out
 
 
-def _divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
+def divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
+    """``x / e`` as the profile divides."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if profile.division == "reciprocal":
-            return x * (np.float32(1.0) / e)
-        return x / e
+        return DIVISIONS[profile.division](x, e)
+
+
+def _reciprocal(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return x * (np.float32(1.0) / e)
+
+
+DIVISIONS = DIVISION.steps({"divide": np.divide, "reciprocal": _reciprocal})
+
+
+def _by_product(per: np.ndarray, glob: np.ndarray | None, profile: Profile):
+    """Divide by the effective scale ``valid(f32(global * s))`` (``global`` = 1 for a one-level scheme)."""
+    multiplier = np.float32(1.0) if glob is None else glob[0]
+    return (lambda xc, ec: divide(xc, ec, profile)), effective_guard(multiplier * per, profile)
+
+
+# How a block's elements are divided, given the block scales spread per element and the global: a
+# ``(divide(x_chunk, aux_chunk), aux)`` pair.
+TWO_LEVEL_DIVISIONS = TWO_LEVEL_DIVISION.steps({"product": _by_product})
 
 
 def _per_element(stored: np.ndarray, layout: BlockLayout, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """The block scales, broadcastable against ``layout.element_view(x)``."""
-    grid = stored[: layout.num_blocks()]
-    if profile.block_layout == "flat":
-        return layout.element_view(flat_chunk_per_element(grid, layout.shape, scheme.block_size()))
+    return PER_ELEMENT[profile.block_layout](stored[: layout.num_blocks()], layout, scheme)
+
+
+def _nd_blocks(grid: np.ndarray, layout: BlockLayout, scheme: QuantScheme) -> np.ndarray:
     return layout.per_element(grid)
+
+
+PER_ELEMENT = BLOCK_LAYOUT.steps({"nd": _nd_blocks})
 
 
 def _check_block_count(layout: BlockLayout, stored: np.ndarray, shape, scheme: QuantScheme,
@@ -339,4 +360,4 @@ def _quantize_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global
     return QTensor(codes, kept, glob, scheme)
 
 
-KERNELS = {"cpu": _quantize_cpu, "gpu": _quantize_gpu}
+KERNELS = KERNEL.steps({"cpu": _quantize_cpu, "gpu": _quantize_gpu})
