@@ -6,8 +6,8 @@
 1. builds the wheel of this checkout (pip wheel, build dependencies as pinned in pyproject.toml);
 2. creates a fresh virtualenv in a temporary directory and runs the README's own commands there, in order:
    its `pip install` (of the built wheel instead of the git URL), `qconform run` with the README's known.toml
-   and --strict, `qconform report --html`. The user's backend build (`cargo build`) is skipped and its binary
-   replaced by examples/subprocess_backend.py; nothing else of a command is changed.
+   and --strict, `qconform report --html`; then `qconform run --backend oracle`. The user's backend build
+   (`cargo build`) is skipped and its binary replaced by examples/subprocess_backend.py; nothing else of a command is changed.
 
 The commands and known.toml are read from README.md (``extract``), so the README and this check cannot drift.
 Exit status 0 when every command succeeds and the run skipped what known.toml says.
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         for out in ("qconform.xml", "qconform.html"):
             if not (project / out).is_file():
                 raise SystemExit(f"the recipe did not write {out}")
+        run("qconform run --backend oracle", project, env)  # the first report: no suite outside a checkout
         print(f"README recipe OK in {time.monotonic() - start:.1f} s: {total} on {suite['vectors']} vectors "
               f"from {suite['path']}")
         return 0
