@@ -7,7 +7,8 @@
 2. creates a fresh virtualenv in a temporary directory and runs the README's own commands there, in order:
    its `pip install` (of the built wheel instead of the git URL), `qconform run` with the README's known.toml
    and --strict, `qconform report --html`; then `qconform run --backend oracle`. The user's backend build
-   (`cargo build`) is skipped and its binary replaced by examples/subprocess_backend.py; nothing else of a command is changed.
+   (`cargo build`) is skipped and its binary replaced by examples/subprocess_backend.py; nothing else of a
+   command is changed.
 
 The commands and known.toml are read from README.md (``extract``), so the README and this check cannot drift.
 Exit status 0 when every command succeeds and the run skipped what known.toml says.
