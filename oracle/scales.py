@@ -54,6 +54,13 @@ def effective_guard(effective: np.ndarray, profile: Profile) -> np.ndarray:
     return GUARDS[profile.zero_scale](np.asarray(effective, dtype=np.float32))
 
 
+def effective_scales(grid: np.ndarray, glob: np.ndarray | None, profile: Profile) -> np.ndarray:
+    """Per block, the scale the division (or the dequantizing product) uses: ``valid(f32(global * s))``, with
+    ``global`` = 1 for a one-level scheme."""
+    multiplier = np.float32(1.0) if glob is None else glob[0]
+    return effective_guard(multiplier * np.asarray(grid, dtype=np.float32), profile)
+
+
 def _point_one(e: np.ndarray) -> np.ndarray:
     return np.where(e == 0, np.float32(0.1), e).astype(np.float32, copy=False)
 
