@@ -57,7 +57,7 @@ def test_schema_refuses_what_the_runner_refuses(definition, message):
 
 
 def recorded(log: Path) -> list[tuple[str, dict, dict]]:
-    """(direction, metadata, tensors) of each frame of a recording_proxy log, decoded by the runner's decoder."""
+    """(direction, metadata, tensors) of each frame of a recording_proxy log, read by the runner's decoder."""
     data, out, pos = log.read_bytes(), [], 0
     while pos < len(data):
         direction, (n,) = data[pos:pos + 1].decode(), struct.unpack_from("<I", data, pos + 1)
