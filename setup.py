@@ -21,6 +21,8 @@ SHIPPED = {"vectors/core": "conformance/data/vectors/core",
 class BuildPyWithSuite(build_py):
     def run(self):
         super().run()
+        data = Path(self.build_lib) / "conformance" / "data"
+        shutil.rmtree(data, ignore_errors=True)  # no stale shard of an earlier build in this wheel
         for source, dest in SHIPPED.items():
             target = Path(self.build_lib) / dest
             target.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@
 
     python scripts/readme_recipe.py [--keep]
 
-1. builds the wheel of this checkout (pip wheel, build dependencies as pinned in pyproject.toml);
+1. builds the wheel of a copy of this checkout's files (what a clone has; pip wheel, build dependencies as
+   pinned in pyproject.toml);
 2. creates a fresh virtualenv in a temporary directory and runs the README's own commands there, in order:
    its `pip install` (of the built wheel instead of the git URL), `qconform run` with the README's known.toml
    and --strict, `qconform report --html`; then `qconform run --backend oracle`. The user's backend build
@@ -65,6 +66,17 @@ def adapt(command: str, wheel: Path, backend: str) -> str | None:
     return command.replace(USER_BACKEND, backend)
 
 
+def copy_checkout(dest: Path) -> Path:
+    """The files a clone would have (tracked, plus new files git does not ignore), without build leftovers."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
 def run(command: str, cwd: Path, env: dict) -> None:
     start = time.monotonic()
     proc = subprocess.run(["bash", "-c", command], check=False, cwd=cwd, env=env, capture_output=True, text=True)
@@ -84,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="qconform-recipe-"))
     try:
         start = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
+        source = copy_checkout(work / "src")
+        subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q",
                         "--disable-pip-version-check", "-w", str(work / "dist")], check=True)
         wheel = next((work / "dist").glob("qconform-*.whl"))
         print(f"built {wheel.name} in {time.monotonic() - start:.1f} s", flush=True)
