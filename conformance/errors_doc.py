@@ -19,6 +19,8 @@ from pathlib import Path
 
 from oracle import errors
 
+from .coverage import out_of_scope
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "errors.md"
 SUITE = ROOT / "vectors" / "core"
@@ -83,7 +85,8 @@ def render(suite: Path = SUITE) -> str:
                     f"* example: `{alias}` under `{profile}` ({len({a for a, _, _ in hits})} vectors in all):",
                     "", "  ```text", *("  " + line for line in message.splitlines()), "  ```"]
         else:
-            out.append("* profiles: no vector of the core suite expects it (docs/coverage.md says why)")
+            why = out_of_scope("panic", (site.code,)) or "see docs/coverage.md"
+            out.append(f"* profiles: no vector of the core suite expects it. {why}")
     return "\n".join(out) + "\n"
 
 
