@@ -71,6 +71,7 @@ def spec_index() -> tuple[set[str], dict[str, str]]:
 def test_the_index_maps_sections_1_to_12_to_pages_that_say_what_they_cover():
     anchors, pages = spec_index()
     assert {str(i) for i in range(1, 13)} <= anchors
+    assert set(pages.values()) == {p.name for p in SPEC.glob("*.md")} - {"README.md"}, "a page missing from the index"
     for anchor, page in pages.items():
         text = (SPEC / page).read_text()
         covers = re.search(r"Covers \*\*(.+?)\*\*", text)
