@@ -6,7 +6,7 @@ PYTHON ?= python3
 
 .PHONY: setup run test test-python vectors-check docs-check recipe-check burn burn-conformance bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
@@ -17,7 +17,8 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector and docs/errors.md checks, real burn against its profiles, then the Python test-suite.
+## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, real burn
+## against its profiles, then the Python test-suite.
 test: vectors-check docs-check recipe-check burn-conformance test-python
 
 test-python: setup
@@ -30,7 +31,7 @@ vectors-check: setup
 docs-check: setup
 	$(PY) -m conformance.errors_doc --check
 
-## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1.5 min warm).
+## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1 min warm).
 recipe-check: setup
 	$(PY) scripts/readme_recipe.py
 
