@@ -108,7 +108,8 @@ def test_the_runner_and_the_example_backend_speak_the_schema(tmp_path):
     assert {("B", "hello"), ("B", "result"), ("B", "error")} <= seen
 
 
-HARNESS = sorted(glob.glob(os.path.expanduser("~/.cache/qconform/cargo-target/release/qconform-burn-*")))
+HARNESS = sorted(p for p in glob.glob(os.path.expanduser("~/.cache/qconform/cargo-target/release/qconform-burn-*"))
+                 if "." not in os.path.basename(p) and os.access(p, os.X_OK))  # binaries, not cargo's .d files
 
 
 @pytest.mark.skipif(not HARNESS, reason="the burn harness is not built (make burn)")
