@@ -47,6 +47,19 @@ def test_no_citation_of_a_file_outside_the_repository(files):
     assert not bad, "cites files outside the repository:\n" + "\n".join(bad)
 
 
+REPO_PATH = re.compile(r"\b(?:oracle|conformance|tests|scripts|docs|examples|vectors|adapters|bench)/[\w./-]*\w"
+                       r"\.(?:py|md|json|sh|rs|toml|html)\b")
+WHEEL_ONLY = "conformance/data/"  # setup.py's copy of the suite and schemas inside an installed wheel
+
+
+def test_every_repository_path_cited_exists(files):
+    """`oracle/quantize.py`, `docs/errors.md`, ...: a module moved or a page renamed leaves no dead reference."""
+    bad = [f"{p.relative_to(ROOT)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
+           for p, text in files for m in REPO_PATH.finditer(text)
+           if not m.group(0).startswith(WHEEL_ONLY) and not (ROOT / m.group(0)).exists()]
+    assert not bad, "cites repository files that do not exist:\n" + "\n".join(bad)
+
+
 def spec_index() -> tuple[set[str], dict[str, str]]:
     """The § anchors docs/spec/README.md lists, and the page each maps to."""
     anchors, pages = set(), {}
