@@ -21,15 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
 from oracle.stages import Stages
+from oracle.vocabulary import OPS
 
 from . import tensorio
 
 FORMAT, FORMAT_VERSION = "qconform-vectors", 1
-# The operations of docs/ops.md, in its order (the oracle's `oracle.OPS` serves the same names).
-OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
-       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 
@@ -218,6 +216,11 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
             fail(f"{key!r} must be a {kind.__name__}")
     if entry["op"] not in KNOWN_OPS:
         fail(f"unknown op {entry['op']!r} (known: {', '.join(sorted(KNOWN_OPS))})")
+    if "scheme" in entry["params"]:
+        try:
+            QuantScheme.from_json(entry["params"]["scheme"])
+        except ValueError as err:
+            fail(f"params.scheme: {err}")
 
     def ref(r, what: str) -> np.ndarray:
         if not isinstance(r, str) or "#" not in r:

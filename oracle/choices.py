@@ -45,9 +45,12 @@ class Choice:
 
     def add(self, value: str, meaning: str, step: object) -> None:
         """A new value of the field with its step (the mutants' wrong variants). Only for a field with one step
-        table; re-adding the same value replaces its step."""
+        table, and never a value the field already has: when burn adopts a variant, the reference's own step
+        wins and the variant's registration must go (it fails here instead of silently replacing burn's step)."""
         if len(self._tables) != 1:
             raise AssertionError(f"{self.field!r} has {len(self._tables)} step tables: add its values in the oracle")
+        if value in self.meanings:
+            raise AssertionError(f"{self.field!r} already has the value {value!r}: {self.meanings[value]}")
         self.meanings[value] = meaning
         self._tables[0][value] = step
 

@@ -18,7 +18,8 @@ from .dequantize import dequantize
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
-from .quantize import QTensor, quantize, quantize_dynamic, require_dtypes
+from .qtensor import QTensor
+from .quantize import quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
