@@ -17,7 +17,8 @@ import pytest
 
 from conformance import protocol
 from conformance.runner import Runner
-from conformance.vectors import OPS, load_suite
+from conformance.vectors import load_suite
+from oracle.vocabulary import OPS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "protocol.schema.json").read_text(encoding="utf-8"))
