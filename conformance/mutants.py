@@ -33,14 +33,6 @@ def _no_clamp(v, scheme, profile):
     return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
 
 
-def _clamp_then_round(v, scheme, profile):
-    """``round(clamp(v, a, b))``: no mutant, because with integer bounds it equals the reference (see
-    tests/test_mutation_gate.py)."""
-    a, b = scheme.value.range()
-    r = ROUNDERS[profile.tie](np.clip(v, a, b))
-    return store_codes(nan_codes(r, b, profile), scheme, profile)
-
-
 def _round_to_nearest(scales, dtype, ue8m0):
     """A cast (round to nearest even) onto the scale dtype instead of ``round_up``, saturating like the codecs."""
     if dtype is ScaleDtype.F32:
@@ -88,7 +80,6 @@ def _kept_in_f32(normalized, t):
 
 
 c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
-c.CLAMP.add("before_round", "clamp to the value range, then round", _clamp_then_round)
 c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
 c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
 c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
