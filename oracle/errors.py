@@ -158,6 +158,9 @@ _SITES = [
     PanicSite("cubecl.scale_bindings", "assert",
               "a scheme with {levels} scale level(s) takes as many scale bindings, but {bindings} were provided",
               "§8 #60", "cubecl-std-0.11.0-pre.3/src/quant/base.rs:23"),
+    PanicSite("cubecl.q_flip", "panic", "not implemented",
+              "§8 #48, §9.3", "burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:322 (`unimplemented!()` without a message; "
+              "no GPU build ran it)"),
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}",
               "§8 #59", "cubek-quant-0.3.0-pre.3/src/lib.rs:31"),

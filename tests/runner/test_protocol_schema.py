@@ -122,20 +122,35 @@ def test_the_burn_harness_speaks_the_schema(tmp_path, binary):
 
 
 def test_qconform_serve_answers_in_the_schema():
-    """`qconform serve` builds its replies itself (reply_message); each one is a backend message."""
-    from conformance.backends import open_backend
-    from conformance.backends.server import handle
+    """`qconform serve` builds its replies itself; each one, read off the HTTP transport, is a backend message."""
+    import socket
+    import subprocess
+    import time
 
-    suite = load_suite(ROOT / "vectors" / "core")
-    backend = open_backend("oracle")
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", "--backend", "oracle",
+                               "--port", str(port)], stderr=subprocess.DEVNULL)
+    url, suite = f"http://127.0.0.1:{port}", load_suite(ROOT / "vectors" / "core")
     try:
-        _, hello, _ = handle(backend, "/v1/hello", protocol.encode_message(protocol.HELLO))
-        frames = [("B", *protocol.decode_message(hello))]
-        for i, v in enumerate(sample(suite)):
-            body = protocol.encode_message(protocol.request_message(str(i), v.op, v.params), v.inputs)
-            status, blob, _ = handle(backend, "/v1/run", body)
-            assert status == 200
-            frames.append(("B", *protocol.decode_message(blob)))
+        for _ in range(200):  # bounded wait for the server to listen
+            try:
+                httpx.get(url + "/v1/health")
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        with httpx.Client(timeout=30) as client:
+            post = lambda path, blob: protocol.decode_message(
+                client.post(url + path, content=blob, headers={"content-type": "application/vnd.qconform+safetensors"}
+                            ).raise_for_status().content)
+            frames = [("B", *post("/v1/hello", protocol.encode_message(protocol.HELLO)))]
+            for i, v in enumerate(sample(suite)):
+                request = protocol.encode_message(protocol.request_message(str(i), v.op, v.params), v.inputs)
+                frames.append(("B", *post("/v1/run", request)))
     finally:
-        backend.close()
+        server.terminate()
+        server.wait(timeout=10)
     assert {("B", "hello"), ("B", "result"), ("B", "error")} <= check(frames)
