@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check docs-check recipe-check burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance bench clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -17,9 +17,9 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, real burn
-## against its profiles, then the Python test-suite.
-test: vectors-check docs-check recipe-check burn-conformance test-python
+## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, the Rust
+## protocol crate and its example backend, real burn against its profiles, then the Python test-suite.
+test: vectors-check docs-check recipe-check rust-example burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
@@ -34,6 +34,10 @@ docs-check: setup
 ## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1 min warm).
 recipe-check: setup
 	$(PY) scripts/readme_recipe.py
+
+## The qconform-protocol crate's tests, and examples/rust-backend (built on it) through the whole suite.
+rust-example: setup
+	bash scripts/rust-example.sh
 
 ## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
 burn:
