@@ -82,6 +82,7 @@ pub fn serve<T: Target>() -> io::Result<()> {
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
     while let Some(blob) = read_frame(&mut input)? {
+        let mut poisoned = false;
         let (reply, tensors) = match decode(&blob) {
             Err(e) => (
                 error_json(None, &Failure::Harness { code: "protocol.bad_frame".into(), message: e }),
@@ -106,7 +107,10 @@ pub fn serve<T: Target>() -> io::Result<()> {
                     let params = msg.json.get("params").cloned().unwrap_or_else(|| json!({}));
                     match catch(|| ops::run::<T>(&op, &params, &msg.tensors)) {
                         Ok(out) => (json!({"type": "result", "id": id, "values": out.values}), out.tensors),
-                        Err(failure) => (error_json(Some(&id), &failure), vec![]),
+                        Err(failure) => {
+                            poisoned = matches!(failure, Failure::Panic { .. }) && !ops::device_healthy::<T>();
+                            (error_json(Some(&id), &failure), vec![])
+                        }
                     }
                 }
                 other => {
@@ -119,6 +123,23 @@ pub fn serve<T: Target>() -> io::Result<()> {
             },
         };
         write_frame(&mut output, &encode(&reply, &tensors))?;
+        if poisoned {
+            // The panic is this request's answer; the next request must not inherit a broken device.
+            restart_fresh();
+        }
     }
     Ok(())
+}
+
+/// Replaces this process with a fresh copy of itself on the same stdin/stdout, so the next request
+/// meets a new device. One request is in flight at a time and its reply is already flushed, so no
+/// input is lost. A panic that leaves burn's device unusable is rare (burn-fusion's device thread
+/// poisons every later operation; the lean builds panic synchronously), but when it happens, a
+/// later request's error would otherwise be blamed on the wrong vector.
+fn restart_fresh() -> ! {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap_or_else(|_| std::env::args().next().unwrap_or_default().into());
+    let err = std::process::Command::new(&exe).exec();
+    eprintln!("[qconform-burn] device unusable after a panic and re-exec of {exe:?} failed: {err}");
+    std::process::exit(1)
 }

@@ -245,6 +245,16 @@ fn scale_region_scheme(dtype: ScaleDtype) -> QuantScheme {
         .per_block([1u8], dtype)
 }
 
+/// After a panic: does the device still compute? One small element-wise kernel and a read-back
+/// (`[1, -2] * 2 = [2, -4]`), itself guarded, so a poisoned device answers `false`.
+pub fn device_healthy<T: Target>() -> bool {
+    crate::proto::catch(|| {
+        let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, -2.0], [2]), &T::device());
+        Ok(t.mul_scalar(2.0).into_data().to_vec::<f32>().ok() == Some(vec![2.0, -4.0]))
+    })
+    .unwrap_or(false)
+}
+
 // ------------------------------------------------------------------------------------------------
 // The ops
 // ------------------------------------------------------------------------------------------------
