@@ -228,9 +228,9 @@ def explain_text(vector, profile: str | None = None) -> str:
             out += _tensor_lines(name, a)
         out += [f"    {k} = {json.dumps(v)}" for k, v in e.values.items()]
         out += [f"    compare {k}: {json.dumps(c)}" for k, c in e.compare.items()]
-        if e.intermediates:
+        if intermediates := e.stages.intermediates():
             out.append("    intermediates (diagnosis only)")
-            for name, a in e.intermediates.items():
+            for name, a in intermediates.items():
                 out += _tensor_lines(name, a, "      ")
     return "\n".join(out)
 

@@ -82,14 +82,16 @@ def first_wrong_stage(vector, exp, outcome, verdict) -> str | None:
     wrong = {d["output"]: d for d in verdict.details.get("outputs", [])}
     ordered = sorted(wrong, key=lambda n: STAGE_ORDER.index(n) if n in STAGE_ORDER else len(STAGE_ORDER))
     first = ordered[0]
-    got, inter = outcome.outputs.get(first), exp.intermediates
+    got, st = outcome.outputs.get(first), exp.stages
     if first in ("scales", "global") and got is not None:
-        for stage in ("raw_scales", "normalized_scales", "rounded_scales", "effective_scales", "global"):
-            if stage in inter and _equal(inter[stage], got):
+        for stage, value in (("raw_scales", st.raw_scales), ("normalized_scales", st.normalized_scales),
+                             ("rounded_scales", st.rounded_scales), ("effective_scales", st.effective_scales),
+                             ("global", st.global_scale)):
+            if value is not None and _equal(value, got):
                 return f"{first}: equal the '{stage}' intermediate, not the stored scales"
         return f"{first} (scale computation or rounding to the scale dtype)"
-    if first == "codes" and got is not None and "scaled" in inter:
-        return "codes (scales are right): " + _rounding_signature(inter["scaled"], exp.outputs["codes"], got)
+    if first == "codes" and got is not None and st.scaled is not None:
+        return "codes (scales are right): " + _rounding_signature(st.scaled, exp.outputs["codes"], got)
     return first
 
 

@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 import oracle
-from oracle import BlockLayout, BurnPanic, QuantScheme, get_profile
+from oracle import BlockLayout, BurnPanic, QuantScheme, Stages, get_profile
 
 from . import tensorio
 from .cases import Case
@@ -118,13 +118,13 @@ def validate(c: Case) -> None:
 # ---- one profile's expectation ---------------------------------------------------------------------------
 
 def expect(c: Case, profile: str) -> dict:
-    """``{"error": {code, message}}`` or ``{"outputs", "values", "compare", "intermediates"}``."""
+    """``{"error": {code, message}}`` or ``{"outputs", "values", "compare", "stages"}``."""
     inputs = {k: np.array(v, copy=True) for k, v in c.inputs.items()}  # the oracle may work in place
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            trace: dict = {}
-            result = oracle.run(c.op, c.params, inputs, profile=profile, trace=trace)
+            stages = Stages()
+            result = oracle.run(c.op, c.params, inputs, profile=profile, stages=stages)
     except BurnPanic as p:
         return {"error": {"code": p.code, "message": p.message}}
     except Exception as e:
@@ -135,10 +135,8 @@ def expect(c: Case, profile: str) -> dict:
         raise CaseError(f"case {c.alias!r} under {profile}: {e}") from None
     outputs = {name: np.ascontiguousarray(v) for name, v in split.outputs.items()}
     values = {name: _canonical_json(v, f"case {c.alias!r}: value {name!r}") for name, v in split.values.items()}
-    # The oracle's own stages of this very run: what the expectation is made of, for locating a divergence.
-    stages = {name: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for name, v in trace.items()}
-    return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs),
-            "intermediates": stages}
+    # The oracle's own stages of this very run (what the expectation is made of), for locating a divergence.
+    return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs), "stages": stages}
 
 
 def _contracts(c: Case, profile: str, outputs: dict) -> dict:

@@ -2,14 +2,102 @@
 
 The mutation gate (``tests/test_mutation_gate.py``) asserts that the committed suite catches every mutant; the
 divergence diagnosis tries them on a failing backend's outputs and names the one that matches ("ties rounded to
-even"). Because a profile is data, a mutant is just ``base.with_(field=wrong value)``: no second code path.
+even"). Because a profile is data, a mutant is ``base.with_(field=wrong value)``. A wrong value no real backend
+has is a *variant*: its small step function lives here and is added to the oracle's step table for that field
+(``oracle.choices``), so the reference itself holds only what burn does.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from oracle import Profile, get_profile
+import ml_dtypes
+import numpy as np
+
+from oracle import Profile, ScaleDtype, get_profile
+from oracle import choices as c
+from oracle.encode import nan_codes, store_codes
+from oracle.quantize import divide
+from oracle.rounding import ROUNDERS, round_up
+from oracle.scales import effective_guard
+
+# --- wrong step variants --------------------------------------------------------------------------------
+
+
+def _no_clamp(v, scheme, profile):
+    """Out-of-range codes wrap like an integer cast would."""
+    r = ROUNDERS[profile.tie](v)
+    with np.errstate(invalid="ignore"):
+        r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
+    return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
+
+
+def _clamp_then_round(v, scheme, profile):
+    """``round(clamp(v, a, b))``: no mutant, because with integer bounds it equals the reference (see
+    tests/test_mutation_gate.py)."""
+    a, b = scheme.value.range()
+    r = ROUNDERS[profile.tie](np.clip(v, a, b))
+    return store_codes(nan_codes(r, b, profile), scheme, profile)
+
+
+def _round_to_nearest(scales, dtype, ue8m0):
+    """A cast (round to nearest even) onto the scale dtype instead of ``round_up``, saturating like the codecs."""
+    if dtype is ScaleDtype.F32:
+        return scales.copy()
+    if dtype is ScaleDtype.F16:
+        with np.errstate(over="ignore"):
+            return scales.astype(np.float16).astype(np.float32)
+    if dtype is ScaleDtype.BF16:
+        return scales.astype(ml_dtypes.bfloat16).astype(np.float32)
+    if dtype is ScaleDtype.UE4M3:
+        return np.clip(scales, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    return round_up(scales, dtype, ue8m0=ue8m0)
+
+
+def _bf16_on_f16_grid(scales, dtype, ue8m0):
+    return round_up(scales, ScaleDtype.F16 if dtype is ScaleDtype.BF16 else dtype, ue8m0=ue8m0)
+
+
+def _sequential(spread, grid, glob, effective, profile):
+    """``(x / s) / global`` instead of ``x / (global * s)``."""
+    if glob is None:
+        return (lambda xc, ec: divide(xc, ec, profile)), spread(effective)
+    return ((lambda xc, sc: divide(divide(xc, effective_guard(sc, profile), profile), glob[0], profile)),
+            spread(grid))
+
+
+def _flat_chunks(grid, layout, scheme):
+    """Consecutive runs of ``block.num_elements()`` flat elements share a scale (a per-tensor scheme has no
+    blocks to flatten)."""
+    if scheme.block_size() is None:
+        return layout.per_element(grid)
+    numel = math.prod(layout.shape)
+    run = np.repeat(np.asarray(grid).ravel(), scheme.block_size().num_elements())
+    if run.size < numel:
+        run = np.concatenate([run, np.repeat(run[-1:], numel - run.size)])
+    return layout.element_view(run[:numel].reshape(layout.shape))
+
+
+def _msb_first(per_word, bits):
+    return (np.arange(per_word, dtype=np.uint32) * np.uint32(bits))[::-1]
+
+
+def _kept_in_f32(normalized, t):
+    return normalized
+
+
+c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
+c.CLAMP.add("before_round", "clamp to the value range, then round", _clamp_then_round)
+c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
+c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
+c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
+c.BLOCK_LAYOUT.add("flat", "flat chunks of block.num_elements() elements", _flat_chunks)
+c.PACKING.add("msb_first", "code k of a word at the most significant end first", _msb_first)
+c.NORMALIZED_DTYPE.add("f32", "normalized block scales kept in f32", _kept_in_f32)
+
+
+# --- the mutants -----------------------------------------------------------------------------------------
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 FLEX = "burn-0.22.0-pre.3/flex"
@@ -46,9 +134,9 @@ _ALL = [
     _m("no-zero-guard", "missing 0 -> 0.1 substitution of a zero scale", NDARRAY, zero_scale="none"),
     _m("sequential-two-level", "divides by the block scale then by the global instead of by their product",
        NDARRAY, two_level_division="sequential"),
-    _m("bf16-via-f16", "BF16 scales rounded on the F16 grid", NDARRAY, bf16_grid_from_f16=True),
+    _m("bf16-via-f16", "BF16 scales rounded on the F16 grid", NDARRAY, scale_rounding="bf16_on_f16_grid"),
     _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX,
-       normalized_cast_back=False),
+       normalized_dtype="f32"),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
 ]

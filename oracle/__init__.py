@@ -28,6 +28,7 @@ from .scheme import (
     ScaleDtype,
     quantizable,
 )
+from .stages import Stages
 
 __version__ = "0.1.0"
 
@@ -62,6 +63,7 @@ __all__ = [
     "QuantStore",
     "QuantValue",
     "ScaleDtype",
+    "Stages",
     "UndefinedBehaviour",
     "block_of",
     "classify_panic",

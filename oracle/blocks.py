@@ -25,6 +25,12 @@ def num_params(shape: tuple[int, ...], scheme: QuantScheme) -> int:
     return math.prod(params_shape(shape, scheme))
 
 
+def layout_of(shape: tuple[int, ...], scheme: QuantScheme) -> BlockLayout | WholeTensor:
+    """The block layout of a block scheme; a per-tensor scheme is one block covering the tensor."""
+    size = scheme.block_size()
+    return WholeTensor(shape) if size is None else BlockLayout(shape, size)
+
+
 class BlockLayout:
     """``BlockLayout::new(shape, block)``: extents per axis and the block grid."""
 
@@ -74,10 +80,24 @@ class BlockLayout:
         return x.reshape(self.split_shape()) if self.divides() else x
 
 
-def flat_chunk_per_element(grid: np.ndarray, shape: tuple[int, ...], block: BlockSize) -> np.ndarray:
-    """The *wrong* layout (a mutant): consecutive runs of ``block.num_elements()`` flat elements share a scale."""
-    numel = math.prod(shape)
-    run = np.repeat(np.asarray(grid).ravel(), block.num_elements())
-    if run.size < numel:
-        run = np.concatenate([run, np.repeat(run[-1:], numel - run.size)])
-    return run[:numel].reshape(shape)
+class WholeTensor:
+    """A per-tensor scheme's layout: one block covering the tensor (of any shape, empty included), with the
+    interface of :class:`BlockLayout`."""
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = tuple(int(d) for d in shape)
+
+    def num_blocks(self) -> int:
+        return 1
+
+    def divides(self) -> bool:
+        return True
+
+    def per_element(self, grid: np.ndarray) -> np.ndarray:
+        return np.asarray(grid).reshape([1] * len(self.shape))
+
+    def spread(self, grid: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(self.per_element(grid), self.shape)
+
+    def element_view(self, x: np.ndarray) -> np.ndarray:
+        return x

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .blocks import BlockLayout, params_shape
+from .choices import MEAN_SUMMATION
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import QuantScheme, list_debug, shape_debug
@@ -101,10 +102,7 @@ def _mean(values: np.ndarray, axis: int, profile: Profile) -> np.ndarray:
     t = values.dtype
     acc = np.dtype(np.float32) if profile.half_mean_in_f32 and t.itemsize == 2 else t
     values = values.astype(acc, copy=False)
-    if profile.mean_summation == "unrolled8" and axis == values.ndim - 1:
-        total = _sum_unrolled8(values)
-    else:
-        total = _sum_in_order(np.moveaxis(values, axis, -1))
+    total = SUMS[profile.mean_summation](values, axis)
     return np.expand_dims((total / acc.type(values.shape[axis])).astype(acc).astype(t), axis)
 
 
@@ -129,3 +127,17 @@ def _sum_unrolled8(lanes: np.ndarray) -> np.ndarray:
     for j in range(whole, n):
         acc = (acc + lanes[..., j]).astype(t)
     return acc
+
+
+def _sum_as_ndarray(values: np.ndarray, axis: int) -> np.ndarray:
+    """A contiguous lane (the last axis) by ``unrolled_fold``, another axis by sub-arrays in order."""
+    if axis == values.ndim - 1:
+        return _sum_unrolled8(values)
+    return _sum_in_order(np.moveaxis(values, axis, -1))
+
+
+def _sum_any_order(values: np.ndarray, axis: int) -> np.ndarray:
+    return _sum_in_order(np.moveaxis(values, axis, -1))
+
+
+SUMS = MEAN_SUMMATION.steps({"unrolled8": _sum_as_ndarray, "any_order": _sum_any_order})

@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from .blocks import num_params
+from .choices import PACKING
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
@@ -151,9 +152,7 @@ def pack_u32(codes: np.ndarray, value: QuantValue, *, profile: str | Profile = D
     padded = np.zeros(-(-c.size // per_word) * per_word, dtype=np.uint32)
     padded[: c.size] = c.view(np.uint8) & ((1 << bits) - 1)
     lanes = padded.reshape(-1, per_word)
-    shifts = np.arange(per_word, dtype=np.uint32) * bits
-    if prof.packing == "msb_first":
-        shifts = shifts[::-1]
+    shifts = SHIFTS[prof.packing](per_word, bits)
     return np.bitwise_or.reduce(lanes << shifts, axis=1).astype(np.uint32) if lanes.size else padded
 
 
@@ -165,11 +164,17 @@ def unpack_u32(words: np.ndarray, value: QuantValue, numel: int, *,
     bits = value.size_bits
     per_word = 32 // bits
     w = np.asarray(words, dtype=np.uint32).ravel()
-    shifts = np.arange(per_word, dtype=np.uint32) * bits
-    if prof.packing == "msb_first":
-        shifts = shifts[::-1]
+    shifts = SHIFTS[prof.packing](per_word, bits)
     fields = ((w[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
     signed = ((fields << (8 - bits)).view(np.int8) >> (8 - bits)).astype(np.int8)
     remaining = numel - np.arange(w.size, dtype=np.int64) * per_word
     taken = np.where(remaining < 0, per_word, np.minimum(per_word, remaining))  # usize wraps: a whole word
     return signed[np.arange(per_word) < taken[:, None]]
+
+
+def _lsb_first(per_word: int, bits: int) -> np.ndarray:
+    return np.arange(per_word, dtype=np.uint32) * np.uint32(bits)
+
+
+# The bit offset of each code of a word, by packing order.
+SHIFTS = PACKING.steps({"lsb_first": _lsb_first})

@@ -1,116 +1,188 @@
 """Profiles: where burn's backends legitimately differ, each difference is a named field (spec §5.2-§5.4, §6).
 
 A :class:`Profile` is data: the oracle's arithmetic reads its fields and never asks which backend it models (the
-``kernel`` field picks the CPU or the GPU algorithm, which differ in more than a constant). The mutation registry (``conformance/mutants.py``) derives plausible wrong implementations by replacing one field.
+``kernel`` field picks the CPU or the GPU algorithm, which differ in more than a constant). A choice field's
+values are a closed vocabulary (``oracle/choices.py``), each keying a step function; every field is validated at
+construction, so a misspelt value raises instead of silently changing the reference. The mutation registry
+(``conformance/mutants.py``) derives plausible wrong implementations by replacing one field, after adding its
+wrong step variants to the choices' step tables.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import re
+from dataclasses import MISSING, dataclass, field, fields, replace
 
-_INT_VALUES = frozenset({"Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S"})
-_ALL_VALUES = _INT_VALUES | {"E4M3", "E5M2", "E2M1"}
+from . import choices as c
+from .choices import Choice, ProfileError
+from .errors import CATALOGUE
+from .rounding import FLOAT_DTYPES
+from .scheme import QuantValue
+
+_ALL_VALUES = frozenset(QuantValue.__members__)
+_NAME = re.compile(r"(burn-\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?/(?P<backend>[a-z0-9-]+)|mutant:[a-z0-9-]+)")
+
+
+# --- validators: each returns the (normalized) value or raises ProfileError naming the field ----------------
+
+def _one_of(choice: Choice, default: str = MISSING):
+    return field(default=default, metadata={"check": lambda name, v: choice.check(v)})
+
+
+def _flag(default: bool = False):
+    def check(name, v):
+        if type(v) is not bool:
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a bool")
+        return v
+    return field(default=default, metadata={"check": check})
+
+
+def _subset(allowed, default):
+    """A set of names out of ``allowed`` (a collection, or a Choice)."""
+    allowed_names = allowed.values if isinstance(allowed, Choice) else tuple(sorted(allowed))
+
+    def check(name, v):
+        items = (v,) if isinstance(v, str) else tuple(v)
+        unknown = [i for i in items if i not in allowed_names]
+        if unknown:
+            raise ProfileError(f"profile field {name!r}: unknown value(s) {unknown}; allowed: "
+                               f"{', '.join(map(repr, allowed_names))}")
+        return type(default)(items)
+    return field(default=default, metadata={"check": check})
+
+
+def _panic_code(default: str | None):
+    def check(name, v):
+        if v is None and default is None:
+            return v
+        if v not in CATALOGUE:
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a panic code of oracle.errors.CATALOGUE")
+        return v
+    return field(default=default, metadata={"check": check})
+
+
+def _dims_limit():
+    def check(name, v):
+        if v is not None and (type(v) is not int or v < 1):
+            raise ProfileError(f"profile field {name!r}: {v!r} is neither None nor a positive int")
+        return v
+    return field(default=None, metadata={"check": check})
+
+
+def _text():
+    def check(name, v):
+        if not isinstance(v, str) or not v.strip():
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a non-empty text")
+        return v
+    return field(metadata={"check": check})
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One backend's answer to every choice the spec leaves to backends."""
+    """One backend's answer to every choice the spec leaves to backends. Every field is validated at
+    construction (``choices.ProfileError`` names the field and the allowed values)."""
 
-    name: str
-    description: str
-    release: str
-    backend: str
-    kernel: str = "cpu"
+    name: str = _text()
+    """``burn-<release>/<backend>`` (the backend part equal to ``backend``), or ``mutant:<name>``."""
+    description: str = _text()
+    backend: str = _one_of(c.BACKEND)
+    kernel: str = _one_of(c.KERNEL, "cpu")
     """``cpu``: f32 arithmetic on the f32-converted input (ndarray, flex, §5.2-5.3); ``gpu``: the cubecl kernel,
     which divides and dequantizes in the tensor's own dtype (§5.4, §6)."""
 
     # --- element arithmetic (quantize) ---
-    tie: str = "away"
+    tie: str = _one_of(c.TIE, "away")
     """``away``: Rust ``f32::round`` (CPU backends); ``even``: ``rint`` (GPU kernels)."""
-    division: str = "divide"
+    division: str = _one_of(c.DIVISION, "divide")
     """``divide``: ``x / e`` (ndarray, GPU); ``reciprocal``: ``x * f32(1 / e)`` (flex)."""
-    divide_in_input_dtype: bool = False
+    divide_in_input_dtype: bool = _flag()
     """GPU one-level kernels divide in the input float dtype, the scale cast to it first."""
-    two_level_division: str = "product"
-    """``product``: ``x / f32(global * s)``; ``sequential``: ``(x / s) / global`` (a mutant)."""
-    clamp: str = "after_round"
-    """``after_round``: ``clamp(round(v))``; ``before_round`` and ``none`` exist only as mutants."""
-    nan_code: str = "panic"
+    two_level_division: str = _one_of(c.TWO_LEVEL_DIVISION, "product")
+    """``product``: ``x / f32(global * s)``."""
+    clamp: str = _one_of(c.CLAMP, "after_round")
+    """``after_round``: ``clamp(round(v))``."""
+    nan_code: str = _one_of(c.NAN_CODE, "panic")
     """A NaN ``x / e`` becomes: ``panic`` (ndarray's ``NumCast`` unwrap), ``zero`` (flex ``as i8``), ``hi``
     (CUDA's ``max(min(x, hi), lo)`` returns ``hi``)."""
-    saturate_codes_to_i8: bool = False
+    saturate_codes_to_i8: bool = _flag()
     """flex stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
 
     # --- scales ---
-    scale_rounding: str = "up"
-    """``up``: ``ScaleDtype::round_up``; ``nearest`` only as a mutant."""
-    zero_scale: str = "point_one"
+    scale_rounding: str = _one_of(c.SCALE_ROUNDING, "up")
+    """``up``: ``ScaleDtype::round_up``."""
+    zero_scale: str = _one_of(c.ZERO_SCALE, "point_one")
     """Effective-scale guard: ``point_one`` (ndarray ``valid_scale``: exactly 0 → 0.1); ``min_positive`` (flex
     ``validated_scale``: non-positive or non-finite → ``round_up(f32::MIN_POSITIVE)``); ``none`` (GPU)."""
-    ue8m0: bool = False
+    ue8m0: bool = _flag()
     """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
-    bf16_grid_from_f16: bool = False
-    """Mutant only: BF16 scales rounded on the F16 grid."""
-    clamp_min_ignores_nan: bool = False
+    clamp_min_ignores_nan: bool = _flag()
     """``float_clamp_min`` of a NaN: flex computes ``x.max(min)`` (Rust's ``f32::max`` returns the non-NaN
     operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray keeps the NaN."""
-    normalized_cast_back: bool = True
+    normalized_dtype: str = _one_of(c.NORMALIZED_DTYPE, "tensor")
     """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
-    block_layout: str = "nd"
-    """``nd``: N-D rectangles; ``flat`` (mutant): flat chunks of ``block.num_elements()`` elements."""
+    block_layout: str = _one_of(c.BLOCK_LAYOUT, "nd")
+    """``nd``: N-D rectangles (§1.8)."""
 
     # --- what the backend can hold ---
-    input_dtypes: frozenset[str] = frozenset({"f32"})
-    output_dtypes: frozenset[str] = frozenset({"f32"})
-    quantize_checks: tuple[str, ...] = ()
+    input_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
     """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
-    tensor_values: frozenset[str] = _ALL_VALUES
+    tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``ndarray.matrix`` accepts for a per-tensor scheme (store Native, mode Symmetric)."""
-    block_values: frozenset[str] = _ALL_VALUES
+    block_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``ndarray.matrix`` accepts for a block scheme (one- or two-level)."""
-    from_data_values: frozenset[str] = _ALL_VALUES
+    from_data_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``q_from_data`` accepts (ndarray: Q8F/Q8S only)."""
-    packing: str = "lsb_first"
-    """u32 packing order of sub-byte values; ``msb_first`` is a mutant (reversed nibbles)."""
-    stores_as_native: bool = False
+    packing: str = _one_of(c.PACKING, "lsb_first")
+    """u32 packing order of sub-byte values."""
+    stores_as_native: bool = _flag()
     """flex rewrites the scheme's store to Native after quantizing."""
-    keeps_extra_scales: bool = False
+    keeps_extra_scales: bool = _flag()
     """flex keeps every scale it is given (ndarray keeps the first for a per-tensor scheme and asserts the count
     for a block scheme)."""
-    asserts_block_count: bool = False
+    asserts_block_count: bool = _flag()
     """ndarray's ``block_layout`` asserts one scale per block (§8 #29)."""
-    requires_two_level_global: bool = False
+    requires_two_level_global: bool = _flag()
     """ndarray ``expect``s the global of a two-level scheme (§8 #25); flex catches it later, in its QTensor."""
-    empty_global_panic: str = "scale.index_out_of_bounds"
+    empty_global_panic: str = _panic_code("scale.index_out_of_bounds")
     """An empty global tensor: flex indexes it (out of bounds), ndarray unwraps its first element (the text of
     an ``Option::unwrap`` on None, which its NaN-code panic shares)."""
-    writes_bytes_at_quantize: bool = False
+    writes_bytes_at_quantize: bool = _flag()
     """ndarray's quantize builds ``TensorData::quantized``, so its byte-level asserts fire at quantize time."""
-    checks_qtensor: bool = False
+    checks_qtensor: bool = _flag()
     """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
-    from_data_panic: str | None = None
+    from_data_panic: str | None = _panic_code(None)
     """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
-    observes_through_bytes: bool = True
+    observes_through_bytes: bool = _flag(True)
     """A user reads a CPU tensor back through its ``TensorData`` bytes; the GPU profile answers with its
     logical parts (its packed words are not modelled)."""
-    asserts_whole_blocks: bool = False
+    asserts_whole_blocks: bool = _flag()
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
-    empty_range_panic: str = "range.empty_flex"
+    empty_range_panic: str = _panic_code("range.empty_flex")
     """The panic of ``min`` over an empty tensor (each backend words it its own way). The GPU profile assumes
     flex's wording: a GPU's empty reduction was not observed."""
-    mean_summation: str = "any_order"
+    mean_summation: str = _one_of(c.MEAN_SUMMATION, "any_order")
     """How ``mean`` sums. ``unrolled8`` (ndarray, exact): the ``ndarray`` crate's eight-way ``unrolled_fold`` on
     contiguous lanes, in-order sub-array additions along other axes. ``any_order`` (flex): burn-flex's default
     build sums with SIMD accumulators as wide as the CPU's vectors, and with rayon above 4M elements, so the last
     bits depend on the machine; the oracle sums in order (what flex does without its ``simd`` feature) and the
     vectors compare within the summation error bound."""
-    half_mean_in_f32: bool = False
+    half_mean_in_f32: bool = _flag()
     """flex accumulates and divides an f16/bf16 mean in f32, rounding once to the tensor dtype at the end."""
-    max_reshape_dims: int | None = None
+    max_reshape_dims: int | None = _dims_limit()
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
-    ternary_fast_path: bool = False
+    ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
+        named = _NAME.fullmatch(self.name)
+        if named is None or named["backend"] not in (None, self.backend):
+            raise ProfileError(f"profile field 'name': {self.name!r} is neither 'burn-<release>/{self.backend}' "
+                               f"nor 'mutant:<name>'")
 
     def with_(self, **changes) -> Profile:
         return replace(self, **changes)
@@ -120,7 +192,6 @@ _NDARRAY = Profile(
     name="burn-0.22.0-pre.3/ndarray",
     description="burn-ndarray 0.22.0-pre.3 (default build): x / s in f32, ties away from zero, 0 scale -> 0.1, "
                 "NaN panics; Native Q8F/Q8S (+ per-tensor Q2S) only",
-    release="0.22.0-pre.3",
     backend="ndarray",
     quantize_checks=("ndarray.matrix",),
     tensor_values=frozenset({"Q8F", "Q8S", "Q2S"}),
@@ -141,7 +212,6 @@ _FLEX = Profile(
     name="burn-0.22.0-pre.3/flex",
     description="burn-flex 0.22.0-pre.3: x * (1/s) in f32, ties away from zero, non-positive/non-finite scale -> "
                 "round_up(MIN_POSITIVE), NaN -> 0, saturating i8 cast; any scheme, stored Native",
-    release="0.22.0-pre.3",
     backend="flex",
     division="reciprocal",
     nan_code="zero",
@@ -161,7 +231,6 @@ _CUBECL = Profile(
     description="burn-cubecl GPU kernels (very likely, not run here): ties to even, one-level division in the "
                 "input dtype, no zero-scale guard (0/0 -> NaN -> hi); PackedU32 / Native Q8 & fp8 / "
                 "PackedNative E2M1",
-    release="0.22.0-pre.3",
     backend="cubecl",
     kernel="gpu",
     tie="even",
@@ -179,7 +248,6 @@ _NDARRAY_0_22_1 = _NDARRAY.with_(
     name="burn-0.22.1/ndarray",
     description="burn-ndarray as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales (power-of-two "
                 "round-up, byte = exponent)",
-    release="0.22.1",
     ue8m0=True,
 )
 
@@ -187,7 +255,6 @@ _FLEX_0_22_1 = _FLEX.with_(
     name="burn-0.22.1/flex",
     description="burn-flex as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales; quantize asserts "
                 "whole blocks",
-    release="0.22.1",
     ue8m0=True,
     asserts_whole_blocks=True,
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from .choices import TIE
 from .scheme import QuantValue, ScaleDtype
 
 # The ml_dtypes storage of fp8 codes (the GPU stores E4M3/E5M2 values as these bit patterns, §5.4).
@@ -58,7 +59,17 @@ def round_half_even(x: np.ndarray) -> np.ndarray:
         return np.rint(np.asarray(x, dtype=np.float32))
 
 
-ROUNDERS = {"away": round_half_away, "even": round_half_even}
+ROUNDERS = TIE.steps({"away": round_half_away, "even": round_half_even})
+
+
+def _rint_in_place(v: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.rint(v, out=v)
+
+
+# In place, for integer codes whose int cast truncates afterwards: truncating the result rounds (away: adding
+# the signed almost-half; even: rint, which truncation leaves as it is).
+ROUNDERS_BEFORE_TRUNCATION = TIE.steps({"away": add_signed_almost_half, "even": _rint_in_place})
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -103,19 +114,3 @@ def _round_up_ue8m0(s: np.ndarray) -> np.ndarray:
         up = ((_bits(s).astype(np.uint64) + 0x7FFFFF) & 0xFF800000).astype(np.uint32).view(np.float32)
     out = np.where(s <= _UE8M0_MIN, _UE8M0_MIN, np.where(s >= _UE8M0_MAX, _UE8M0_MAX, up))
     return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
-
-
-def round_to_nearest(scales: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
-    """Round-to-nearest-even onto ``dtype`` (what a cast does; used by the codec and by the "scale rounded to
-    nearest" mutant), saturating like the codecs do."""
-    s = np.asarray(scales, dtype=np.float32)
-    if dtype is ScaleDtype.F32:
-        return s.copy()
-    if dtype is ScaleDtype.F16:
-        with np.errstate(over="ignore"):
-            return s.astype(np.float16).astype(np.float32)
-    if dtype is ScaleDtype.BF16:
-        return s.astype(ml_dtypes.bfloat16).astype(np.float32)
-    if dtype is ScaleDtype.UE4M3:
-        return np.clip(s, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
-    raise ValueError(f"no round-to-nearest rule for {dtype.name}")

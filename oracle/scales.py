@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .choices import SCALE_ROUNDING, ZERO_SCALE
 from .errors import panic
 from .profiles import Profile
-from .rounding import round_to_nearest, round_up
+from .rounding import round_up
 from .scheme import F32_MIN_POSITIVE, ScaleDtype
 
 
@@ -21,11 +22,14 @@ def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> n
         if s.size:
             raise panic("scale.ue8m0")
         return s.copy()
-    if profile.scale_rounding == "nearest" and dtype is not ScaleDtype.UE8M0:
-        return round_to_nearest(s, dtype)
-    if profile.bf16_grid_from_f16 and dtype is ScaleDtype.BF16:
-        dtype = ScaleDtype.F16
-    return round_up(s, dtype, ue8m0=profile.ue8m0)
+    return SCALE_ROUNDINGS[profile.scale_rounding](s, dtype, profile.ue8m0)
+
+
+def _round_up(scales: np.ndarray, dtype: ScaleDtype, ue8m0: bool) -> np.ndarray:
+    return round_up(scales, dtype, ue8m0=ue8m0)
+
+
+SCALE_ROUNDINGS = SCALE_ROUNDING.steps({"up": _round_up})
 
 
 def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
@@ -38,15 +42,31 @@ def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> 
 def stored_scales(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
     """What the backend keeps as the tensor's scales: flex validates them (and keeps the validated ones), the
     others keep the rounded scales (ndarray's 0.1 guard touches only the divisor: an all-zero tensor stores 0)."""
-    if profile.zero_scale == "min_positive":
-        return validated_scale(scales, dtype, profile)
-    return scale_to_dtype(scales, dtype, profile)
+    return STORED[profile.zero_scale](scales, dtype, profile)
+
+
+STORED = ZERO_SCALE.steps({"point_one": scale_to_dtype, "min_positive": validated_scale, "none": scale_to_dtype})
 
 
 def effective_guard(effective: np.ndarray, profile: Profile) -> np.ndarray:
     """ndarray's ``valid_scale``: an effective scale equal to 0 (either sign) divides as 0.1; NaN, inf and
     negative scales pass through. flex validated earlier; the GPU kernel has no guard."""
-    e = np.asarray(effective, dtype=np.float32)
-    if profile.zero_scale != "point_one":
-        return e
+    return GUARDS[profile.zero_scale](np.asarray(effective, dtype=np.float32))
+
+
+def effective_scales(grid: np.ndarray, glob: np.ndarray | None, profile: Profile) -> np.ndarray:
+    """Per block, the scale the division (or the dequantizing product) uses: ``valid(f32(global * s))``, with
+    ``global`` = 1 for a one-level scheme."""
+    multiplier = np.float32(1.0) if glob is None else glob[0]
+    return effective_guard(multiplier * np.asarray(grid, dtype=np.float32), profile)
+
+
+def _point_one(e: np.ndarray) -> np.ndarray:
     return np.where(e == 0, np.float32(0.1), e).astype(np.float32, copy=False)
+
+
+def _unguarded(e: np.ndarray) -> np.ndarray:
+    return e
+
+
+GUARDS = ZERO_SCALE.steps({"point_one": _point_one, "min_positive": _unguarded, "none": _unguarded})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .choices import QUANTIZE_CHECK
 from .errors import panic
 from .profiles import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
@@ -57,13 +58,13 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
         raise panic("cubecl.block_divisibility", div=scheme.num_quants(), block_size=last)
 
 
-CHECKS: dict[str, Check] = {
+CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "ndarray.matrix": _ndarray_matrix,
     "cubecl.storage": _cubecl_storage,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
     "cubecl.mode": _cubecl_mode,
     "cubecl.block_divisibility": _cubecl_block_divisibility,
-}
+})
 
 
 def check_quantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:

@@ -38,7 +38,7 @@ def test_base_profiles_pass_their_own_expectations(suite):
 def test_clamp_before_round_is_an_equivalent_mutant():
     """Why the registry has no clamp-before-round mutant: with integer bounds it equals round-then-clamp on every
     code of every integer value type (dense evidence)."""
-    from oracle.quantize import encode
+    from oracle.encode import encode
     base = oracle.get_profile(oracle.DEFAULT_PROFILE)
     mutant = base.with_(clamp="before_round")
     v = np.concatenate([np.arange(-300, 300, 0.25, dtype=np.float32), np.float32([np.inf, -np.inf, 1e30, -0.0])])

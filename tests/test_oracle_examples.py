@@ -79,17 +79,17 @@ def test_two_level_example_stages():
     assert qt.codes.tolist() == [13, -53, 26, 119, -127, 25, 4, -2]
 
 
-def test_two_level_example_trace():
-    trace: dict = {}
-    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, trace=trace)
-    assert_f32(trace["raw_scales"], [0.007086614, 0.011811024])
-    assert_f32(trace["normalized_scales"], [268.8, 448.0])
-    assert bits(trace["global"]) == [0x37DD2807]
-    assert_f32(trace["rounded_scales"], [288, 448])
-    assert_f32(trace["effective_scales"], [0.007592801, 0.011811024])
+def test_two_level_example_stage_record():
+    st = o.Stages()
+    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, stages=st)
+    assert_f32(st.raw_scales, [0.007086614, 0.011811024])
+    assert_f32(st.normalized_scales, [268.8, 448.0])
+    assert bits(st.global_scale) == [0x37DD2807]
+    assert_f32(st.rounded_scales, [288, 448])
+    assert_f32(st.effective_scales, [0.007592801, 0.011811024])
     # x / e in f32, element by element: the divided values the codes round
     e = np.repeat(f32([0.007592801, 0.011811024]), 4)
-    assert bits(trace["scaled"]) == bits(f32(TWO_LEVEL_X) / e)
+    assert bits(st.scaled) == bits(f32(TWO_LEVEL_X) / e)
 
 
 def test_two_level_example_on_every_cpu_profile():

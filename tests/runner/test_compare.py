@@ -6,6 +6,7 @@ import numpy as np
 from conformance import compare
 from conformance.protocol import Error, Fault, Result
 from conformance.vectors import Expected
+from oracle import Stages
 
 
 def vec(expected, params=None, inputs=None, op="quantize"):
@@ -131,7 +132,7 @@ def test_first_wrong_stage_uses_intermediates():
     raw = np.array([0.1], np.float32)
     stored = np.array([0.10003662], np.float32)
     e = Expected(outputs={"scales": stored, "codes": np.array([1, 2], np.int8)},
-                 intermediates={"raw_scales": raw, "scaled": np.array([0.5, 2.0], np.float32)})
+                 stages=Stages(raw_scales=raw, scaled=np.array([0.5, 2.0], np.float32)))
     v = vec(e)
     unrounded = Result({"scales": raw, "codes": np.array([0, 2], np.int8)})
     verdict = compare.judge(v, "p", unrounded)

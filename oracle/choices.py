@@ -1,0 +1,108 @@
+"""The closed vocabularies of a profile's choice fields, and the step tables keyed by them.
+
+A :class:`Choice` names the values one profile field may take (each a behaviour some real burn backend has) and
+holds the step table(s) that implement them: ``TIE.steps({"away": round_half_away, "even": round_half_even})``
+binds a table and fails at import if it misses or invents a value. A :class:`~oracle.profiles.Profile` refuses
+any other value at construction, naming the field and the allowed values.
+
+Adding a behaviour is one new value and one small step function in the module that owns the table. The mutation
+registry (``conformance/mutants.py``) adds its *wrong* variants with :meth:`Choice.add`, from outside the
+reference, so the reference holds only what burn does.
+"""
+
+from __future__ import annotations
+
+
+class ProfileError(ValueError):
+    """A profile field holds a value outside its vocabulary (or of the wrong type)."""
+
+
+class Choice:
+    """The values of one profile field, each with what it means, and the step tables keyed by them."""
+
+    def __init__(self, field: str, **meanings: str):
+        self.field = field
+        self.meanings = dict(meanings)
+        self._tables: list[dict] = []
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(self.meanings)
+
+    def check(self, value: object) -> str:
+        if not isinstance(value, str) or value not in self.meanings:
+            raise ProfileError(f"profile field {self.field!r}: unknown value {value!r}; allowed: "
+                               f"{', '.join(map(repr, self.values))}")
+        return value
+
+    def steps(self, table: dict) -> dict:
+        """Bind ``table`` (value -> step): it must implement exactly the vocabulary."""
+        if set(table) != set(self.meanings):
+            raise AssertionError(f"step table of {self.field!r} has {sorted(table)}, the vocabulary "
+                                 f"{sorted(self.meanings)}")
+        self._tables.append(table)
+        return table
+
+    def add(self, value: str, meaning: str, step: object) -> None:
+        """A new value of the field with its step (the mutants' wrong variants). Only for a field with one step
+        table; re-adding the same value replaces its step."""
+        if len(self._tables) != 1:
+            raise AssertionError(f"{self.field!r} has {len(self._tables)} step tables: add its values in the oracle")
+        self.meanings[value] = meaning
+        self._tables[0][value] = step
+
+
+# --- the kernel family ---------------------------------------------------------------------------------------
+KERNEL = Choice(
+    "kernel",
+    cpu="f32 arithmetic on the f32-converted input (burn-ndarray, burn-flex, §5.2-5.3)",
+    gpu="burn-cubecl's kernel: divides and dequantizes in the tensor's own dtype (§5.4, §6)",
+)
+BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)")
+
+# --- element arithmetic ----------------------------------------------------------------------------------
+TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends)",
+             even="rint: ties to even (GPU kernels)")
+DIVISION = Choice("division", divide="x / e (ndarray, GPU)", reciprocal="x * f32(1 / e) (flex)")
+TWO_LEVEL_DIVISION = Choice("two_level_division", product="x / f32(global * s): one division by the product")
+CLAMP = Choice("clamp", after_round="clamp(round(v), a, b)")
+NAN_CODE = Choice(
+    "nan_code",
+    panic="ndarray's NumCast unwrap panics",
+    zero="flex's `as i8` turns NaN into 0",
+    hi="CUDA's max(min(x, hi), lo) returns hi",
+)
+
+# --- scales ------------------------------------------------------------------------------------------------
+SCALE_ROUNDING = Choice("scale_rounding", up="ScaleDtype::round_up: the smallest value of the dtype not below")
+ZERO_SCALE = Choice(
+    "zero_scale",
+    point_one="ndarray's valid_scale: an effective scale of exactly 0 divides as 0.1",
+    min_positive="flex's validated_scale: a non-positive or non-finite stored scale becomes "
+                 "round_up(f32::MIN_POSITIVE)",
+    none="no guard (GPU kernels)",
+)
+NORMALIZED_DTYPE = Choice("normalized_dtype",
+                          tensor="two-level block scales normalized in f32, cast back to the tensor dtype (§3.1)")
+BLOCK_LAYOUT = Choice("block_layout", nd="blocks are N-D rectangles of the tensor (§1.8)")
+
+# --- bytes -------------------------------------------------------------------------------------------------
+PACKING = Choice("packing", lsb_first="code k of a u32 word at bits [k*bits, (k+1)*bits)")
+
+# --- calibration -------------------------------------------------------------------------------------------
+MEAN_SUMMATION = Choice(
+    "mean_summation",
+    unrolled8="the ndarray crate's eight-way unrolled_fold on contiguous lanes, in-order sub-array sums elsewhere",
+    any_order="a machine-dependent order (flex's SIMD build); the oracle sums in order and the vectors compare "
+              "within the summation error bound",
+)
+
+# --- what the backend accepts (the checks live in support.py) ----------------------------------------------
+QUANTIZE_CHECK = Choice(
+    "quantize_checks",
+    **{"ndarray.matrix": "ndarray quantizes Symmetric + Native with its value matrix only",
+       "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
+       "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",
+       "cubecl.mode": "Symmetric only",
+       "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
+)
