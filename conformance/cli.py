@@ -159,7 +159,7 @@ def cmd_profiles(args) -> int:
     import oracle
     for name, desc in oracle.profiles().items():
         mark = " (default)" if name == oracle.DEFAULT_PROFILE else ""
-        print(f"{name}{mark}\n    {desc}")
+        print(f"{name}{mark}\n    {desc}\n    [{oracle.status_line(name)}]")
     try:
         from .mutants import MUTANTS
     except ImportError:

@@ -13,7 +13,7 @@ from .dequantize import dequantize
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
 from .matmul import ternary_matmul
 from .ops import OPS, run
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles, status_line
 from .qparams import compute_q_params
 from .quantize import QTensor, quantize, quantize_dynamic, tensor_checks
 from .rounding import round_half_away, round_half_even
@@ -78,6 +78,7 @@ __all__ = [
     "pack_u32",
     "params_shape",
     "profiles",
+    "status_line",
     "quantizable",
     "quantize",
     "quantize_dynamic",

@@ -60,6 +60,15 @@ KERNEL = Choice(
 )
 BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)")
 
+# --- how much a profile is worth: what has been run against it -----------------------------------------------
+STATUS = Choice(
+    "status",
+    proven="its real build passes the whole golden suite (exact messages) and survives the fuzzer on fresh random "
+           "inputs",
+    suite_passing="its real build passes the whole golden suite with exact messages; the fuzzer has not run yet",
+    modelled="read from burn's source, not run: no build of this backend has been judged against it",
+)
+
 # --- element arithmetic ----------------------------------------------------------------------------------
 TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends)",
              even="rint: ties to even (GPU kernels)")

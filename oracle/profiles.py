@@ -86,6 +86,9 @@ class Profile:
     """``burn-<release>/<backend>`` (the backend part equal to ``backend``), or ``mutant:<name>``."""
     description: str = _text()
     backend: str = _one_of(c.BACKEND)
+    status: str = _one_of(c.STATUS, "modelled")
+    """What has been run against the profile (``choices.STATUS``): ``suite_passing`` once its real build passes the
+    whole golden suite, ``proven`` once it also survives the fuzzer; ``modelled`` until then."""
     kernel: str = _one_of(c.KERNEL, "cpu")
     """``cpu``: f32 arithmetic on the f32-converted input (ndarray, flex, §5.2-5.3); ``gpu``: the cubecl kernel,
     which divides and dequantizes in the tensor's own dtype (§5.4, §6)."""
@@ -206,6 +209,7 @@ _NDARRAY = Profile(
     empty_range_panic="range.empty_ndarray",
     mean_summation="unrolled8",
     ternary_fast_path=True,
+    status="suite_passing",
 )
 
 _FLEX = Profile(
@@ -224,6 +228,7 @@ _FLEX = Profile(
     stores_as_native=True,
     keeps_extra_scales=True,
     checks_qtensor=True,
+    status="suite_passing",
 )
 
 _CUBECL = Profile(
@@ -276,4 +281,10 @@ def get_profile(profile: str | Profile) -> Profile:
 def profiles() -> dict[str, str]:
     """Every named profile with its one-line description."""
     return {name: p.description for name, p in PROFILES.items()}
+
+
+def status_line(profile: str | Profile) -> str:
+    """``status: meaning`` of a profile, for listings (``qconform profiles``, docs)."""
+    prof = get_profile(profile)
+    return f"{prof.status.replace('_', '-')}: {c.STATUS.meanings[prof.status]}"
 
