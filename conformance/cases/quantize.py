@@ -234,6 +234,43 @@ def cases():
                         reason=(note or f"a {tag} tensor with its block grid") + "; ties drawn at random codes"))
     out += _count_and_level_errors()
     out += _scheme_support()
+    out += _gpu_kernel_cases()
+    return out
+
+
+# A NaN whose payload fills the mantissa: the GPU round-up adds its bias to these bits as a u32, which wraps.
+NAN_FULL_PAYLOAD = np.array([0x7FFFFFFF], np.uint32).view(np.float32)[0]
+
+
+def _gpu_kernel_cases() -> list:
+    """Inputs where burn-cubecl's kernels (cubek-quant) part from the CPU backends, found by reading them and
+    settled on lavapipe (docs/findings.md, "GPU kernels")."""
+    out = []
+    # The device round-up has no NaN test: a full-payload NaN plus the round-up bias wraps to 0x8000xxxx, and the
+    # truncation mask leaves -0.0 (cubecl-std quant/round.rs round_up_on_grid); the host rule returns the NaN.
+    for dtype in ("F16", "BF16", "UE4M3"):
+        st = Setup("block", store=("PackedU32", 0), block_dtype=dtype,
+                   scales=[NAN_FULL_PAYLOAD, 0.25, 0.5, 0.125])
+        out.append(_q(f"quantize/q8s-packed/block/nan-payload-scale-{dtype.lower()}", st, st.x_from(ties("Q8S", 0)),
+                      api="backend", spec=("§4.1", "§5.4"),
+                      reason=f"a NaN {dtype} scale with payload 0x7FFFFFFF: the host round-up keeps the NaN, the GPU "
+                             "kernel's integer add wraps it to -0.0 (x / -0.0 = -inf/+inf clamp to a/b)"))
+    # Two rules broken at once (a global for a one-level scheme, UE8M0 scales in 0.22.0-pre.3): the kernel launch
+    # counts the scale bindings before it asks the scale dtype for a round-up rule.
+    st = Setup("block", block_dtype="UE8M0")
+    out.append(_q("quantize/q8s/block/ue8m0-and-global", st, st.x_from(ties("Q8S", 0)), api="backend",
+                  **{"global": f32(2.0)}, spec=("§5.4", "§8 #12", "§8 #24", "§8 #60"),
+                  reason="UE8M0 block scales and a global for a one-level scheme: each backend reports the check "
+                         "it makes first"))
+    # A bf16 tensor with F16 scales that saturate: the device round-up returns 65504 in the input dtype (bf16 ->
+    # 65536) before the cast to the f16 storage, which overflows to +inf; the host stores 65504.
+    x = (f32(ties("Q8S", 0)).reshape(SHAPE) * np.float32(70000.0)).astype(ml_dtypes.bfloat16)
+    st = Setup("tensor", scales=[70000.0])
+    st.scheme = scheme("Q8S", tensor="F16")
+    out.append(_q("quantize/q8s/tensor/bf16-input-f16-scale-saturates", st, x,
+                  scales=st.scales.astype(ml_dtypes.bfloat16), spec=("§4.1", "§5.4"),
+                  reason="a bf16 input whose F16 scale saturates at 65504: the GPU casts the rounded scale back to "
+                         "bf16 (65536) before storing it as f16 (+inf)"))
     return out
 
 

@@ -250,7 +250,7 @@ fn scale_region_scheme(dtype: ScaleDtype) -> QuantScheme {
 pub fn device_healthy<T: Target>() -> bool {
     crate::proto::catch(|| {
         let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, -2.0], [2]), &T::device());
-        Ok(t.mul_scalar(2.0).into_data().to_vec::<f32>().ok() == Some(vec![2.0, -4.0]))
+        Ok(t.mul_scalar(2.0).into_data().iter::<f32>().collect::<Vec<_>>() == [2.0, -4.0])
     })
     .unwrap_or(false)
 }
