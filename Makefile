@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check burn burn-conformance burn-gpu lavapipe bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,15 @@ burn:
 
 burn-conformance: setup burn
 	bash scripts/burn-conformance.sh
+
+## Mesa's software Vulkan driver, for burn's GPU kernels without a GPU (apt-get as root; no-op when installed).
+lavapipe:
+	bash scripts/install-lavapipe.sh
+
+## burn's real GPU kernels on lavapipe (not part of `test` yet: no lavapipe profile passes the suite, see
+## docs/findings.md "GPU kernels, measured on lavapipe"). Reports in out/burn-gpu/.
+burn-gpu: setup lavapipe
+	bash scripts/burn-gpu.sh
 
 bench: setup
 	$(PY) bench/bench_oracle.py
