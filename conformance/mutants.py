@@ -18,6 +18,7 @@ import numpy as np
 from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
 from oracle.encode import nan_codes, store_codes
+from oracle.layout import PERMUTES, ROUTES, view
 from oracle.quantize import divide
 from oracle.rounding import ROUNDERS, round_up
 from oracle.scales import effective_guard
@@ -31,14 +32,6 @@ def _no_clamp(v, scheme, profile):
     with np.errstate(invalid="ignore"):
         r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
     return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
-
-
-def _clamp_then_round(v, scheme, profile):
-    """``round(clamp(v, a, b))``: no mutant, because with integer bounds it equals the reference (see
-    tests/test_mutation_gate.py)."""
-    a, b = scheme.value.range()
-    r = ROUNDERS[profile.tie](np.clip(v, a, b))
-    return store_codes(nan_codes(r, b, profile), scheme, profile)
 
 
 def _round_to_nearest(scales, dtype, ue8m0):
@@ -88,13 +81,31 @@ def _kept_in_f32(normalized, t):
 
 
 c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
-c.CLAMP.add("before_round", "clamp to the value range, then round", _clamp_then_round)
 c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
 c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
 c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
 c.BLOCK_LAYOUT.add("flat", "flat chunks of block.num_elements() elements", _flat_chunks)
 c.PACKING.add("msb_first", "code k of a word at the most significant end first", _msb_first)
 c.NORMALIZED_DTYPE.add("f32", "normalized block scales kept in f32", _kept_in_f32)
+
+# Layout: one route of a real row replaced (oracle/layout.py ROUTES).
+c.LAYOUT.add("ndarray/grid-not-permuted", "a permute moves the block dims but not the scale grid",
+             {**ROUTES["ndarray"], **{k: ("move", "move_dims") for k in PERMUTES}})
+c.LAYOUT.add("ndarray/block-dims-not-permuted", "a permute moves the scale grid but not the block dims",
+             {**ROUTES["ndarray"], **{k: ("move", "move_grid_only") for k in PERMUTES}})
+c.LAYOUT.add("flex/scales-not-sliced", "slice/select move the codes of a block tensor and keep every scale",
+             {**ROUTES["flex"], "slice": ("move", "move"), "select": ("move", "move")})
+
+
+
+def _storage_order(x, steps):
+    """The view's strides ignored: its elements taken from the source buffer in storage order (burn #4491's
+    wrong reconstruction on wgpu), cycling where a broadcast view has more elements than the buffer."""
+    shape = view(np.zeros(x.shape, np.float32), steps).shape
+    return np.resize(np.ascontiguousarray(x).ravel(), shape)
+
+
+c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _storage_order)
 
 
 # --- the mutants -----------------------------------------------------------------------------------------
@@ -138,6 +149,14 @@ _ALL = [
     _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX,
        normalized_dtype="f32"),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
+    _m("grid-not-permuted", "a permuted block tensor keeps its scale grid in the old order (block dims permuted)",
+       NDARRAY, layout="ndarray/grid-not-permuted"),
+    _m("block-dims-not-permuted", "a permuted block tensor keeps the scheme's block dims (scale grid permuted)",
+       NDARRAY, layout="ndarray/block-dims-not-permuted"),
+    _m("scales-not-sliced", "slicing a block tensor moves the codes and keeps every block scale", FLEX,
+       layout="flex/scales-not-sliced"),
+    _m("view-in-storage-order", "a non-contiguous input is quantized in storage order, not its logical order (#4491)",
+       NDARRAY, view_read="storage"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
 ]
 

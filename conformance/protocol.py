@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
+from oracle.vocabulary import SCALE_OPS
+
 from . import tensorio
 
 PROTOCOL_VERSION = 1
@@ -42,10 +45,14 @@ class BackendError(Exception):
 
 # ---- outcomes: what one request to a backend can end in ------------------------------------------------
 
+# `note` on every outcome: something the transport noticed that is not this vector's fault (a late reply to an
+# earlier request discarded, a backend restarted after it exited); it goes to the verdict's note.
+
 @dataclass
 class Result:
     outputs: dict[str, np.ndarray]
     values: dict = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass
@@ -53,6 +60,7 @@ class Error:
     code: str | None
     message: str
     panic: str | None = None
+    note: str = ""
 
 
 @dataclass
@@ -61,6 +69,7 @@ class Fault:
     kind: str
     detail: str
     stderr: str = ""
+    note: str = ""
 
 
 Outcome = Result | Error | Fault
@@ -90,8 +99,8 @@ def decode_message(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         raise ProtocolError(f"safetensors metadata has no {META_KEY!r} key; got {summarize(blob)}")
     try:
         obj = json.loads(meta[META_KEY])
-    except ValueError as e:
-        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({e}): {meta[META_KEY][:200]!r}") from None
+    except (ValueError, RecursionError) as e:  # RecursionError: JSON nested thousands deep
+        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({str(e)[:200]}): {meta[META_KEY][:200]!r}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise ProtocolError(f"message is not an object with a 'type': {meta[META_KEY][:200]!r}")
     return obj, tensors
@@ -103,13 +112,33 @@ def frame(blob: bytes) -> bytes:
     return struct.pack("<I", len(blob)) + blob
 
 
+def text_hint(data: bytes) -> str:
+    """A hint when bytes where a frame should start look like printed text (the usual cause: a stray print)."""
+    head = bytes(data[:4])
+    if len(head) >= 2 and all(32 <= b < 127 or b in b"\t\r\n" for b in head[:2]):
+        return " (text on stdout? it carries frames only: log to stderr)"
+    return ""
+
+
 def frame_length(prefix: bytes) -> int:
     (n,) = struct.unpack("<I", prefix)
     if n > MAX_FRAME:
-        hint = " (text on stdout? it carries frames only: log to stderr)" if prefix.isascii() and \
-            bytes(prefix).decode().isprintable() else ""
-        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}{hint}")
+        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}"
+                            f"{text_hint(prefix)}")
     return n
+
+
+# A frame is refused as soon as its first bytes cannot begin a safetensors blob (an 8-byte header length that
+# fits, then '{'), rather than after waiting a whole timeout for bytes that will never come.
+BLOB_START = 9
+
+
+def check_blob_start(prefix: bytes, head: bytes, n: int) -> None:
+    """``head``: the first min(n, BLOB_START) bytes of an n-byte frame announced by ``prefix``."""
+    if n < BLOB_START + 1 or struct.unpack_from("<Q", head)[0] > n - 8 or head[8:9] != b"{":
+        raise ProtocolError(f"not a safetensors message (a {n}-byte frame that does not start with a header "
+                            f"length that fits and '{{'); got {summarize(bytes(prefix) + bytes(head))}"
+                            f"{text_hint(prefix)}")
 
 
 # ---- handshake ------------------------------------------------------------------------------------------
@@ -172,24 +201,27 @@ class Capabilities:
         return None
 
 
+def scheme_of(params: dict) -> QuantScheme | None:
+    """The vector's scheme, parsed strictly (``QuantScheme.from_json``), or None if its op takes none."""
+    return None if "scheme" not in params else QuantScheme.from_json(params["scheme"])
+
+
 def needs(vector) -> dict[str, set[str]]:
     """What a vector asks of a backend, keyed like Capabilities (float dtypes in ops.md's lowercase)."""
     params = vector.params
     need: dict[str, set[str]] = {"ops": {vector.op}}
-    scheme = params.get("scheme")
-    if isinstance(scheme, dict):
-        need["values"] = {scheme.get("value", "Q8F")}
-        store = scheme.get("store", {"PackedU32": 0})
-        need["stores"] = {store if isinstance(store, str) else next(iter(store), "?")}
-        need["modes"] = {scheme.get("mode", "Symmetric")}
-        scale = {scheme["tensor"]} if scheme.get("tensor") else set()
-        if isinstance(scheme.get("block"), dict):
-            scale.add(scheme["block"].get("dtype", "F32"))
-        need["scale_dtypes"] = scale
+    scheme = scheme_of(params)
+    if scheme is not None:
+        need["values"] = {scheme.value.name}
+        need["stores"] = {scheme.store.kind}
+        need["modes"] = {scheme.mode.name}
+        # The levels the scheme sets (a scheme without any sets none, though it scales per tensor in F32).
+        need["scale_dtypes"] = {level.name for level in (scheme.tensor, scheme.block and scheme.block.dtype)
+                                if level is not None}
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")
-    if vector.op in ("round_up", "encode_scales", "decode_scales") and dtype:
+    if vector.op in SCALE_OPS and dtype:
         need.setdefault("scale_dtypes", set()).add(dtype)
     floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
     need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()

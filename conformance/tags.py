@@ -13,22 +13,16 @@ import numpy as np
 
 import oracle
 from oracle import BlockLayout, QuantScheme, Stages, get_profile
+from oracle.vocabulary import level
 
 from . import tensorio
 from .cases import Case
 
-AUTO_CLASSES = frozenset({
-    "signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg", "tie-odd-pos",
-    "tie-odd-neg", "tie-neighbour", "almost-half", "saturate", "on-grid", "zero-block", "zero-scale",
-    "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split",
-})
+# The value classes a vector's data shows (``class:...`` tags), every one derived from the data by data_tags.
+VALUE_CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg",
+                 "tie-odd-pos", "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block",
+                 "zero-scale", "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
 _REFERENCE_ORDER = ("ndarray", "cubecl", "flex")
-
-
-def _level(scheme: QuantScheme) -> str:
-    if scheme.block_size() is None:
-        return "tensor"
-    return "two-level" if scheme.global_scale_dtype() is not None else "block"
 
 
 def structural_tags(c: Case) -> set[str]:
@@ -36,7 +30,7 @@ def structural_tags(c: Case) -> set[str]:
     p = c.params
     if "scheme" in p:
         s = QuantScheme.from_json(p["scheme"])
-        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{_level(s)}",
+        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{level(s)}",
                  f"scale:{s.scale_dtype().name}"}
         if s.global_scale_dtype() is not None:
             tags.add(f"global:{s.global_scale_dtype().name}")
@@ -45,6 +39,8 @@ def structural_tags(c: Case) -> set[str]:
             tags.add("shape:leading-1")
         if raw and raw != list(s.block_size().dims):
             tags.add("shape:canonicalized")
+    for key, axis in (("steps", "step"), ("view", "view")):
+        tags |= {f"{axis}:{s['op']}" for s in p.get(key, [])}
     if "dtype" in p and p["dtype"] in oracle.ScaleDtype.__members__:
         tags.add(f"scale:{p['dtype']}")
     if "value" in p:
@@ -155,7 +151,7 @@ def _per_element(grid: np.ndarray, shape: tuple, scheme: QuantScheme) -> np.ndar
     if size is None:
         return np.broadcast_to(grid.ravel()[0], shape)
     layout = BlockLayout(shape, size)
-    return layout.spread(grid.ravel()[: layout.num_blocks()])
+    return layout.spread(grid.ravel()[: layout.block_count()])
 
 
 def _scaled_classes(ref: Stages, x: np.ndarray, scheme: QuantScheme, a: float, b: float) -> set[str]:
@@ -210,6 +206,20 @@ def outcome_tags(entries: dict[str, dict]) -> set[str]:
         tags.add("outcome:ok")
     if len({_fingerprint(e) for e in entries.values()}) > 1:
         tags.add("profiles:disagree")
+    return tags | invariant_tags(entries)
+
+
+def invariant_tags(entries: dict[str, dict]) -> set[str]:
+    """``invariant:broken-<backend>`` where a chain of pure moves on a quantized tensor does not dequantize to the
+    moved dequantized input (the oracle's ``moved`` stage, ``oracle/layout.py``): burn changed the values."""
+    tags = set()
+    for name, e in entries.items():
+        moved = e["stages"].moved if e.get("stages") is not None else None
+        x = (e.get("outputs") or {}).get("x")
+        if moved is None or x is None:
+            continue
+        kept = x.shape == moved.shape and np.array_equal(x.view(np.uint32), moved.view(np.uint32))
+        tags.add(f"invariant:{'kept' if kept else 'broken'}-{get_profile(name).backend}")
     return tags
 
 

@@ -6,8 +6,9 @@ Each module is one concept of the spec (``burn-quant-semantics.md``): ``scheme``
 entry point the vectors and the reference backend use.
 """
 
-from .blocks import BlockLayout, num_params, params_shape
+from .blocks import BlockLayout
 from .calibration import compute_range
+from .choices import ProfileError
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
@@ -15,8 +16,10 @@ from .matmul import ternary_matmul
 from .ops import OPS, run
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles, status_line
 from .qparams import compute_q_params
-from .quantize import QTensor, quantize, quantize_dynamic, tensor_checks
-from .rounding import round_half_away, round_half_even
+from .qtensor import QTensor
+from .quantize import quantize, quantize_dynamic
+from .rounding import round_half_away, round_half_even, round_up
+from .scales import scale_to_dtype
 from .scheme import (
     NATIVE,
     BlockScale,
@@ -33,19 +36,6 @@ from .stages import Stages
 __version__ = "0.1.0"
 
 
-def round_up(scales, dtype, *, profile=DEFAULT_PROFILE):
-    """``ScaleDtype::round_up`` as burn's ``scale_to_dtype`` applies it (§4.1): UE8M0 panics before burn 0.22.0."""
-    from .scales import scale_to_dtype
-
-    return scale_to_dtype(scales, dtype if isinstance(dtype, ScaleDtype) else ScaleDtype[dtype],
-                          get_profile(profile))
-
-
-def block_of(shape, block: BlockSize, index: int) -> int:
-    """Row-major element index → row-major block index (§1.8)."""
-    return BlockLayout(tuple(shape), block).block_of(index)
-
-
 __all__ = [
     "CATALOGUE",
     "DEFAULT_PROFILE",
@@ -57,6 +47,7 @@ __all__ = [
     "BlockSize",
     "BurnPanic",
     "Profile",
+    "ProfileError",
     "QTensor",
     "QuantMode",
     "QuantScheme",
@@ -65,7 +56,6 @@ __all__ = [
     "ScaleDtype",
     "Stages",
     "UndefinedBehaviour",
-    "block_of",
     "classify_panic",
     "compute_q_params",
     "compute_range",
@@ -74,9 +64,7 @@ __all__ = [
     "encode_scales",
     "from_bytes",
     "get_profile",
-    "num_params",
     "pack_u32",
-    "params_shape",
     "profiles",
     "status_line",
     "quantizable",
@@ -86,7 +74,7 @@ __all__ = [
     "round_half_even",
     "round_up",
     "run",
-    "tensor_checks",
+    "scale_to_dtype",
     "ternary_matmul",
     "to_bytes",
     "unpack_u32",

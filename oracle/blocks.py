@@ -39,7 +39,8 @@ class BlockLayout:
         self.block = block.to_dim_vec(len(self.shape))
         self.blocks = block.num_blocks(self.shape)
 
-    def num_blocks(self) -> int:
+    def block_count(self) -> int:
+        """How many blocks (scales) the tensor has: the product of ``BlockSize.num_blocks(shape)``."""
         return math.prod(self.blocks)
 
     def divides(self) -> bool:
@@ -87,7 +88,7 @@ class WholeTensor:
     def __init__(self, shape: tuple[int, ...]):
         self.shape = tuple(int(d) for d in shape)
 
-    def num_blocks(self) -> int:
+    def block_count(self) -> int:
         return 1
 
     def divides(self) -> bool:

@@ -45,9 +45,12 @@ class Choice:
 
     def add(self, value: str, meaning: str, step: object) -> None:
         """A new value of the field with its step (the mutants' wrong variants). Only for a field with one step
-        table; re-adding the same value replaces its step."""
+        table, and never a value the field already has: when burn adopts a variant, the reference's own step
+        wins and the variant's registration must go (it fails here instead of silently replacing burn's step)."""
         if len(self._tables) != 1:
             raise AssertionError(f"{self.field!r} has {len(self._tables)} step tables: add its values in the oracle")
+        if value in self.meanings:
+            raise AssertionError(f"{self.field!r} already has the value {value!r}: {self.meanings[value]}")
         self.meanings[value] = meaning
         self._tables[0][value] = step
 
@@ -115,3 +118,16 @@ QUANTIZE_CHECK = Choice(
        "cubecl.mode": "Symmetric only",
        "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
 )
+
+# --- quantized tensors in motion (the routes live in layout.py) --------------------------------------------
+LAYOUT = Choice(
+    "layout",
+    ndarray="codes move; q_permute also permutes the scale grid and block dims; reshape/flip/slice/select keep "
+            "the scale list (burn-ndarray ops/qtensor.rs)",
+    flex="per-tensor codes move; per-block tensors are dequantized, moved and requantized with flex's own "
+         "quantize_dynamic (burn-flex block_safe_layout_op)",
+    cubecl="metadata moves for reshape/permute; q_flip unimplemented; the rest are trait defaults (spec §9.3, "
+           "not run here)",
+)
+VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
+                                        "(burn-ndarray into_data, burn-flex to_contiguous)")

@@ -33,7 +33,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
     layout = layout_of(codes.shape, qtensor.scheme)
-    effective = effective_scales(scales[: layout.num_blocks()], glob, prof)
+    effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
     values = VALUES[prof.kernel](codes, qtensor.scheme.value)

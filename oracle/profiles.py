@@ -176,6 +176,11 @@ class Profile:
     max_reshape_dims: int | None = _dims_limit()
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
+    layout: str = _one_of(c.LAYOUT, "ndarray")
+    """How a layout op on a quantized tensor is carried out, per step and level (codes moved, scale grid
+    permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
+    view_read: str = _one_of(c.VIEW_READ, "logical")
+    """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
     ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
@@ -228,6 +233,7 @@ _FLEX = Profile(
     stores_as_native=True,
     keeps_extra_scales=True,
     checks_qtensor=True,
+    layout="flex",
     status="suite_passing",
 )
 
@@ -247,6 +253,7 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
     observes_through_bytes=False,
+    layout="cubecl",
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(

@@ -104,7 +104,7 @@ def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sca
               profile: Profile, stages: Stages | None) -> QTensor:
     kernel = KERNELS[profile.kernel]
     held, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
-    grid = held[: layout.num_blocks()]
+    grid = held[: layout.block_count()]
     dividend, effective = kernel.operands(x, effective_scales(grid, glob, profile), glob is None, profile)
     divide_block, divisor = TWO_LEVEL_DIVISIONS[profile.two_level_division](
         lambda values: _spread(values, layout, scheme, profile), grid, glob, effective, profile)
@@ -239,10 +239,10 @@ def _check_block_count(layout: BlockLayout, stored: np.ndarray, shape, scheme: Q
                        profile: Profile) -> None:
     """ndarray asserts the scale count; flex indexes (too few → out of bounds, extra kept)."""
     count = stored.size
-    if profile.asserts_block_count and layout.num_blocks() != count:
+    if profile.asserts_block_count and layout.block_count() != count:
         raise panic("ndarray.block_count", count=count, shape=shape_debug(shape),
-                    block=scheme.block_size().debug(), left=layout.num_blocks(), right=count)
-    if count < layout.num_blocks() and math.prod(shape) > 0:
+                    block=scheme.block_size().debug(), left=layout.block_count(), right=count)
+    if count < layout.block_count() and math.prod(shape) > 0:
         raise panic("scale.index_out_of_bounds", len=count, index=_first_missing_block(layout, count))
 
 
@@ -269,7 +269,7 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     stored = stored_scales(scales.astype(np.float32).ravel(), scheme.scale_dtype(), profile)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
     layout = layout_of(x.shape, scheme)
-    needed = layout.num_blocks()
+    needed = layout.block_count()
     if stored.size < needed or (glob is not None and glob.size == 0):
         raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
                                  f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")

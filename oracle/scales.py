@@ -10,13 +10,15 @@ import numpy as np
 
 from .choices import SCALE_ROUNDING, ZERO_SCALE
 from .errors import panic
-from .profiles import Profile
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .rounding import round_up
 from .scheme import F32_MIN_POSITIVE, ScaleDtype
 
 
-def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
-    """``scale_to_dtype(s, dtype)`` = ``round_up(..).expect("UE8M0 scales are not yet supported")``."""
+def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """burn-std's ``scale_to_dtype(s, dtype)``: the dtype's ``round_up`` (``rounding.round_up``) as the profile's
+    release applies it (``.expect("UE8M0 scales are not yet supported")`` before burn 0.22.0, §4.1, §11)."""
+    profile = get_profile(profile)
     s = np.asarray(scales, dtype=np.float32)
     if dtype is ScaleDtype.UE8M0 and not profile.ue8m0:
         if s.size:

@@ -203,9 +203,9 @@ def test_round_up_saturates_and_keeps_nan():
 
 def test_ue8m0_round_up_only_from_0_22():
     with pytest.raises(o.BurnPanic) as err:
-        o.round_up(f32([1.0]), ScaleDtype.UE8M0)
+        o.scale_to_dtype(f32([1.0]), ScaleDtype.UE8M0)
     assert err.value.message == "UE8M0 scales are not yet supported"
-    out = o.round_up(f32([0.0, 0.3, 1.0, 3.0, 2.0**127 * 1.5]), ScaleDtype.UE8M0, profile="burn-0.22.1/ndarray")
+    out = o.scale_to_dtype(f32([0.0, 0.3, 1.0, 3.0, 2.0**127 * 1.5]), ScaleDtype.UE8M0, profile="burn-0.22.1/ndarray")
     assert out.tolist() == [2.0**-127, 0.5, 1.0, 4.0, 2.0**127]
 
 
@@ -384,3 +384,15 @@ def test_nan_policies():
     assert err.value.message == "called `Option::unwrap()` on a `None` value"
     assert o.quantize(x, Q8S, f32([0.1]), profile=FLEX).codes.tolist() == [10, 0]
     assert o.quantize(x, Q8S, f32([0.1]), profile=CUBECL).codes.tolist() == [10, 127]
+
+
+def test_stages_travel_as_the_vector_formats_intermediates():
+    st = o.Stages()
+    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, stages=st)
+    named = st.intermediates()
+    assert list(named) == ["min", "max", "raw_scales", "normalized_scales", "rounded_scales", "effective_scales",
+                           "global", "scaled"]  # pipeline order; the codes are an output, not an intermediate
+    back = o.Stages.from_intermediates(named)
+    assert bits(back.global_scale) == [0x37DD2807] and back.codes is None
+    with pytest.raises(ValueError, match="unknown intermediate"):
+        o.Stages.from_intermediates({"trace": f32([1.0])})

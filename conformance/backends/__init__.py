@@ -14,26 +14,12 @@ raises for anything the backend does: failures come back as ``protocol.Fault``) 
 
 from __future__ import annotations
 
-from typing import Protocol as _Protocol
+from .base import Backend, BackendStartError
 
-import numpy as np
-
-from ..protocol import Hello, Outcome
+__all__ = ["Backend", "BackendStartError", "open_backend"]
 
 
-class Backend(_Protocol):
-    hello: Hello
-
-    def run(self, op: str, params: dict, inputs: dict[str, np.ndarray]) -> Outcome: ...
-
-    def close(self) -> None: ...
-
-
-class BackendStartError(Exception):
-    """The backend could not be started or failed its handshake; nothing was run."""
-
-
-def open_backend(spec: str, *, timeout: float = 30.0) -> Backend:
+def open_backend(spec: str, *, timeout: float = 30.0, hello_timeout: float = 60.0) -> Backend:
     kind, _, rest = spec.partition(":")
     if spec.startswith(("http://", "https://")):
         kind, rest = "http", spec
@@ -48,7 +34,7 @@ def open_backend(spec: str, *, timeout: float = 30.0) -> Backend:
         return python_backend(rest)
     if kind == "subprocess":
         from .subprocess import SubprocessBackend
-        return SubprocessBackend(rest, timeout=timeout)
+        return SubprocessBackend(rest, timeout=timeout, hello_timeout=hello_timeout)
     if kind == "http":
         from .http import HttpBackend
         return HttpBackend(rest, timeout=timeout)
