@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check burn burn-conformance burn-gpu lavapipe bench clean
+.PHONY: setup run test test-python vectors-check rust-example burn burn-conformance burn-gpu lavapipe bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,14 +17,19 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector check, real burn against its profiles, then the Python test-suite.
-test: vectors-check burn-conformance test-python
+## Everything CI gates on: the golden-vector check, the Rust protocol crate and its example backend, real burn
+## against its profiles, then the Python test-suite.
+test: vectors-check rust-example burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
 
 vectors-check: setup
 	$(QC) generate --check
+
+## The qconform-protocol crate's tests, and examples/rust-backend (built on it) through the whole suite.
+rust-example: setup
+	bash scripts/rust-example.sh
 
 ## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
 burn:

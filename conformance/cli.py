@@ -9,6 +9,7 @@ import importlib
 import json
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hello-timeout", type=float, default=60.0,
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="a green run prints four lines: counts, profile, suite digest, OK (failures still shown)")
+    p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
     p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
 
     p = sub.add_parser("serve", help="expose a backend over HTTP (loopback by default)")
@@ -49,11 +53,21 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
     p.add_argument("report")
     p.add_argument("--html", metavar="OUT")
+    p.add_argument("--statement", action="store_true",
+                   help="print only the one-line conformance statement (for a README)")
+    p.add_argument("--badge", metavar="SVG", help="write a small SVG badge of the result")
+    p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
 
     p = sub.add_parser("explain", help="show one vector: inputs, expected outputs, intermediates")
     p.add_argument("vector", metavar="ID_OR_ALIAS")
     p.add_argument("--vectors", metavar="DIR")
-    p.add_argument("--profile", help="only this profile's expectation")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--profile", help="this profile's expectation (default: the suite's default profile, the "
+                                         "one a backend claiming none is judged against)")
+    which.add_argument("--all-profiles", action="store_true", help="the expectation of every profile")
+
+    p = sub.add_parser("list", help="the vectors that apply to a backend, and why the others do not")
+    _backend_args(p)
 
     p = sub.add_parser("repro", help="write a one-vector suite and the command that reproduces a failure")
     p.add_argument("vector", metavar="ID_OR_ALIAS")
@@ -88,30 +102,39 @@ def _backend_args(p):
 # ---- run ------------------------------------------------------------------------------------------------
 
 class _Progress:
-    """A pytest plugin that shows a progress bar (rich, on a terminal) and keeps the final report."""
+    """A pytest plugin that keeps the final report and, on a terminal, shows a one-line progress display once a
+    run has lasted ``DELAY`` seconds (short runs stay silent). The line is erased at the end."""
 
-    def __init__(self):
-        self.bar = self.task = None
-        self.final = None
+    DELAY = 2.0
+
+    def __init__(self, stream=None, clock=time.monotonic):
+        self.stream, self.clock = stream or sys.stderr, clock
+        self.final = self.start_error = None
+        self.total = self.done = 0
+        self.started = self.clock()
+        self.width = 0
 
     def pytest_collection_finish(self, session):
-        if sys.stderr.isatty():
-            try:
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-            except ImportError:
-                return
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("vectors", total=len(session.items))
+        self.total, self.started = len(session.items), self.clock()
 
     def pytest_runtest_logreport(self, report):
-        if self.bar is not None and report.when == "teardown":
-            self.bar.advance(self.task)
+        if report.when != "teardown":
+            return
+        self.done += 1
+        elapsed = self.clock() - self.started
+        if elapsed < self.DELAY or not self.stream.isatty():
+            return
+        rate = self.done / elapsed
+        left = f", about {(self.total - self.done) / rate:.0f} s left" if self.total > self.done else ""
+        line = f"qconform: {self.done}/{self.total} vectors ({rate:.0f}/s{left})"
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+        self.width = len(line)
 
     def pytest_sessionfinish(self, session):
-        if self.bar is not None:
-            self.bar.stop()
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
 
     def pytest_unconfigure(self, config):
         qc = config.pluginmanager.get_plugin("qconform-session")
@@ -133,14 +156,14 @@ def cmd_run(args) -> int:
                              ("--qc-no-diagnose", args.no_diagnose)) if on]
     progress = _Progress()
     code = pytest.main(argv + list(args.pytest_args), plugins=[progress])
-    if getattr(progress, "start_error", None):
+    if progress.start_error:
         print(progress.start_error, file=sys.stderr)
         return 3
     if progress.final is None:
         return int(code) or 3
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
         from . import report as rep
-        print(rep.format_text(progress.final))
+        print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose))
     return int(code)
 
 
@@ -166,7 +189,10 @@ def cmd_serve(args) -> int:
 def cmd_report(args) -> int:
     from . import report as rep
     report = rep.load(args.report)
-    print(rep.format_text(report))
+    print(rep.statement(report) if args.statement else rep.format_text(report, verbose=args.verbose))
+    if args.badge:
+        Path(args.badge).write_text(rep.badge(report))
+        print(f"wrote {args.badge}", file=sys.stderr)
     if args.html:
         from .report.html import render
         Path(args.html).write_text(render(report))
@@ -217,7 +243,20 @@ def _tensor_lines(name: str, a: np.ndarray, indent: str = "    ") -> list[str]:
     return lines
 
 
-def explain_text(vector, profile: str | None = None) -> str:
+def _same(a, b) -> bool:
+    """Two profiles' expectations of a vector are the same (error, or outputs bit for bit and values)."""
+    if (a.error is None) != (b.error is None):
+        return False
+    if a.error is not None:
+        return a.error == b.error
+    from . import tensorio
+    return a.values == b.values and a.outputs.keys() == b.outputs.keys() and all(
+        tensorio.dtype_name(x) == tensorio.dtype_name(b.outputs[k]) and x.shape == b.outputs[k].shape
+        and tensorio.bits(x).tobytes() == tensorio.bits(b.outputs[k]).tobytes() for k, x in a.outputs.items())
+
+
+def explain_text(vector, profiles: list[str] | None = None) -> str:
+    """``vector`` with the expectations of ``profiles`` (default: every profile)."""
     from .compare import scheme_text
     out = [f"{vector.alias}  [{vector.id}]", f"  op      {vector.op}  ({scheme_text(vector.params)})",
            f"  params  {json.dumps(vector.params)}"]
@@ -231,7 +270,7 @@ def explain_text(vector, profile: str | None = None) -> str:
     for name, a in vector.inputs.items():
         out += _tensor_lines(name, a)
     for p, e in vector.expected.items():
-        if profile and p != profile:
+        if profiles is not None and p not in profiles:
             continue
         out.append(f"  expected under {p}")
         if e.error is not None:
@@ -245,6 +284,13 @@ def explain_text(vector, profile: str | None = None) -> str:
             out.append("    intermediates (diagnosis only)")
             for name, a in intermediates.items():
                 out += _tensor_lines(name, a, "      ")
+    others = [p for p in vector.expected if profiles is not None and p not in profiles]
+    if others and profiles:
+        shown = vector.expected[profiles[0]]
+        same = [p for p in others if _same(vector.expected[p], shown)]
+        differ = [p for p in others if p not in same]
+        out.append(f"  other profiles (--all-profiles): same expectation under {', '.join(same) or 'none'}; "
+                   f"different under {', '.join(differ) or 'none'}")
     return "\n".join(out)
 
 
@@ -258,10 +304,43 @@ def _find(suite, key: str):
 
 
 def cmd_explain(args) -> int:
-    vector = _find(_suite(args.vectors), args.vector)
+    suite = _suite(args.vectors)
+    vector = _find(suite, args.vector)
     if vector is None:
         return 2
-    print(explain_text(vector, args.profile))
+    if args.profile and args.profile not in suite.profiles:
+        print(f"unknown profile {args.profile!r}: suite {suite.name} has {', '.join(suite.profiles)}", file=sys.stderr)
+        return 2
+    # The runner's default too: a backend that claims no profile is judged against the suite's first one.
+    profiles = None if args.all_profiles else [args.profile or suite.profiles[0]]
+    print(explain_text(vector, profiles))
+    return 0
+
+
+def cmd_list(args) -> int:
+    from collections import defaultdict
+
+    from .runner import Runner, RunnerError
+    suite = _suite(args.vectors)
+    try:
+        runner = Runner(suite, args.backend, profile=args.profile).start()
+    except RunnerError as e:
+        print(e, file=sys.stderr)
+        return 3
+    hello = runner.backend.hello
+    applicable, excluded = [], defaultdict(list)
+    for v in suite.vectors:
+        why = hello.capabilities.not_applicable(v)
+        (excluded[why] if why else applicable).append(v.alias)
+    runner.close()
+    print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
+          f"{len(suite.vectors)} vectors of suite {suite.name} apply")
+    print("\n".join(f"  {alias}" for alias in applicable))
+    if excluded:
+        print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities")
+        for why, aliases in excluded.items():
+            print(f"  {why} ({len(aliases)}):")
+            print("\n".join(f"    {alias}" for alias in aliases))
     return 0
 
 
@@ -292,7 +371,7 @@ def cmd_repro(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "serve": cmd_serve, "report": cmd_report, "explain": cmd_explain,
-            "repro": cmd_repro, "profiles": cmd_profiles}
+            "repro": cmd_repro, "profiles": cmd_profiles, "list": cmd_list}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,6 +29,8 @@ XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
 STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
 # A failure kind of the runner itself (an exception while judging): the vector is failed, never lost.
 RUNNER_ERROR = "runner error"
+FAILURE_KINDS = ("mismatch", "wrong error", "unexpected error", "missing error", "message mismatch", "crashed",
+                 "timed out", "protocol error", RUNNER_ERROR)
 
 
 @dataclass
@@ -77,6 +79,8 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
     exp = vector.expected[profile]
     v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
     head = f"{vector.alias} [{vector.id}] op {vector.op}, {scheme_text(vector.params)}, profile {profile}"
+    if getattr(vector, "reason", ""):  # what the vector is about: often the shortest route to the bug
+        head += f"\n  vector: {vector.reason}"
     if isinstance(outcome, Fault):
         v.kind = outcome.kind
         v.details = {"detail": outcome.detail, "stderr": outcome.stderr[-4000:]}
@@ -92,7 +96,7 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
         how = " (inferred from the message)" if actual["code_inferred"] else ""
         v.message = f"{head}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
         return v
-    diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector)
+    diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector, exp.stages.scaled)
     if not diffs:
         v.status = PASSED
         return v
@@ -157,16 +161,16 @@ def same_outcome(want: Outcome, got: Outcome, contract: dict, vector=None) -> bo
     return False
 
 
-def diff_results(want: Result, got: Result, contract: dict, vector=None) -> list[dict]:
+def diff_results(want: Result, got: Result, contract: dict, vector=None, scaled: np.ndarray | None = None) -> list[dict]:
     """Every way the result ``got`` differs from ``want`` under the comparison ``contract``; an empty list means
-    it conforms."""
+    it conforms. ``scaled`` (the expectation's x/s stage) is shown next to differing elements it lines up with."""
     diffs = []
     for name, expected in want.outputs.items():
         actual = got.outputs.get(name)
         if actual is None:
             diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
             continue
-        d = diff_tensor(name, expected, actual, contract.get(name), vector)
+        d = diff_tensor(name, expected, actual, contract.get(name), vector, scaled)
         if d:
             diffs.append(d)
     for name in sorted(set(got.outputs) - set(want.outputs)):
@@ -193,7 +197,10 @@ def _shape_dtype(a: np.ndarray) -> str:
     return f"{tensorio.dtype_name(a)}{list(a.shape)}"
 
 
-def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector) -> dict | None:
+def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector,
+                scaled: np.ndarray | None = None) -> dict | None:
+    """The differences of one output, or None. ``scaled`` is the vector's ``x/s`` intermediate (the divided
+    values before rounding), shown next to each differing element when it lines up with the output."""
     if tensorio.dtype_name(got) != tensorio.dtype_name(want) or got.shape != want.shape:
         return {"output": name, "problem": "dtype/shape", "expected": _shape_dtype(want),
                 "actual": _shape_dtype(got),
@@ -205,7 +212,7 @@ def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | N
         bad &= ~(np.isnan(want) & np.isnan(got))  # any NaN equals any NaN
     if not bad.any():
         return None
-    return _element_report(name, want, got, bad, vector, "exact")
+    return _element_report(name, want, got, bad, vector, "exact", scaled)
 
 
 def _diff_allclose(name, want, got, contract, vector) -> dict | None:
@@ -221,7 +228,7 @@ def _diff_allclose(name, want, got, contract, vector) -> dict | None:
     return d
 
 
-def _element_report(name, want, got, bad, vector, contract: str) -> dict:
+def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndarray | None = None) -> dict:
     code_kind = _code_kind(name, want, vector)
     dist = distances(want[bad], got[bad], code_kind)
     hist = Counter(dist)
@@ -233,6 +240,8 @@ def _element_report(name, want, got, bad, vector, contract: str) -> dict:
                "actual": _element(got[idx], code_kind), "distance": _dist_one(want[idx], got[idx], code_kind)}
         if primary is not None:
             row["input"] = _element(primary[1][idx], None) | {"name": primary[0]}
+        if scaled is not None and scaled.shape == want.shape:
+            row["scaled"] = repr(float(scaled[idx]))
         rows.append(row)
     n, total = int(bad.sum()), int(bad.size)
     unit = "code" if want.dtype.kind in "iu" else "ulp"
@@ -314,6 +323,7 @@ def render_diff(d: dict) -> str:
     for row in d.get("first", []):
         inp = row.get("input")
         shown = f"{inp['name']}={inp['value']} " if inp else ""
+        shown += f"x/s={row['scaled']} " if "scaled" in row else ""
         lines.append(f"    at {row['index']}: {shown}expected {_show(row['expected'])}  "
                      f"actual {_show(row['actual'])}  distance {row['distance']}")
     if d.get("differing", 0) > len(d.get("first", [])):

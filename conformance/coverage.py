@@ -218,13 +218,18 @@ def main_mutants(vectors_dir: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="qconform coverage", description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", nargs="?", choices=("coverage", "mutants"), default="coverage")
+    """``qconform coverage ...`` or ``qconform mutants ...``: each with its own parser, so ``--help`` describes
+    the command that was asked for."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv.pop(0) if argv and argv[0] in ("coverage", "mutants") else "coverage"
+    entry = main_mutants if command == "mutants" else main_coverage
+    ap = argparse.ArgumentParser(prog=f"qconform {command}", description=entry.__doc__.split(": ", 1)[1])
     ap.add_argument("--vectors", type=Path, default=None,
                     help="suite folder (default $QCONFORM_VECTORS or vectors/core)")
-    ap.add_argument("-v", "--verbose", action="store_true", help="list covered cells too")
+    if command == "coverage":
+        ap.add_argument("-v", "--verbose", action="store_true", help="list covered cells too")
     args = ap.parse_args(argv)
-    if args.command == "mutants":
+    if command == "mutants":
         return main_mutants(args.vectors)
     return main_coverage(args.vectors, args.verbose)
 

@@ -61,6 +61,11 @@ class VectorFailed(Exception):
     """A failed verdict; its message is the whole report for the vector (no Python traceback)."""
 
 
+class KnownFailure(Exception):
+    """An xfailed verdict: the failure an xfail entry expects (the only exception its xfail marker covers, so
+    a vector that fails otherwise is reported failed)."""
+
+
 class VectorItem(pytest.Item):
     def __init__(self, *, vector, qc, **kw):
         super().__init__(**kw)
@@ -74,11 +79,13 @@ class VectorItem(pytest.Item):
             pytest.skip(f"not applicable: {verdict.note}")
         if verdict.status == SKIPPED:
             pytest.skip(f"expectations: {verdict.note}")
-        if verdict.status in (FAILED, XFAILED):
+        if verdict.status == FAILED:
             raise VectorFailed(safe(verdict.message))
+        if verdict.status == XFAILED:
+            raise KnownFailure(safe(verdict.message))
 
     def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, VectorFailed):
+        if isinstance(excinfo.value, (VectorFailed, KnownFailure)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
@@ -185,7 +192,7 @@ class QcSession:
             item.add_marker(name)
         entry = self.expectations.lookup(v)
         if entry is not None and entry.kind == "xfail":
-            item.add_marker(pytest.mark.xfail(reason=entry.describe(), strict=self.strict, raises=VectorFailed))
+            item.add_marker(pytest.mark.xfail(reason=entry.describe(), strict=self.strict, raises=KnownFailure))
         return item
 
     # -- results --

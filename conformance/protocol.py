@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from oracle.scheme import QuantScheme
-from oracle.vocabulary import SCALE_OPS
+from oracle.vocabulary import LEVELS, SCALE_OPS, level
 
 from . import tensorio
 
@@ -25,7 +25,7 @@ MAX_FRAME = 1 << 30  # frames above 1 GiB are refused (protocol.md, subprocess t
 CONTENT_TYPE = "application/vnd.qconform+safetensors"
 
 # Capability keys and what part of a vector each one constrains (see Capabilities.not_applicable).
-CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "scale_dtypes", "input_dtypes", "output_dtypes")
+CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "levels", "scale_dtypes", "input_dtypes", "output_dtypes")
 # `per_op` narrows those keys for one op, e.g. {"pack_u32": {"values": ["Q8F", "Q8S"]}}: a backend whose library
 # packs only 8-bit codes still claims every value elsewhere.
 PER_OP_KEY = "per_op"
@@ -153,6 +153,7 @@ class Capabilities:
     values: frozenset | None = None
     stores: frozenset | None = None
     modes: frozenset | None = None
+    levels: frozenset | None = None
     scale_dtypes: frozenset | None = None
     input_dtypes: frozenset | None = None
     output_dtypes: frozenset | None = None
@@ -175,6 +176,8 @@ class Capabilities:
                 continue
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                 raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
+            if key == "levels" and set(items) - set(LEVELS):
+                raise ProtocolError(f"unknown levels {sorted(set(items) - set(LEVELS))}; known: {list(LEVELS)}")
             out[key] = frozenset(items)
         return cls(**out)
 
@@ -215,9 +218,10 @@ def needs(vector) -> dict[str, set[str]]:
         need["values"] = {scheme.value.name}
         need["stores"] = {scheme.store.kind}
         need["modes"] = {scheme.mode.name}
+        need["levels"] = {level(scheme)}
         # The levels the scheme sets (a scheme without any sets none, though it scales per tensor in F32).
-        need["scale_dtypes"] = {level.name for level in (scheme.tensor, scheme.block and scheme.block.dtype)
-                                if level is not None}
+        need["scale_dtypes"] = {dtype.name for dtype in (scheme.tensor, scheme.block and scheme.block.dtype)
+                                if dtype is not None}
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")

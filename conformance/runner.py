@@ -74,19 +74,25 @@ class Runner:
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
         try:
-            verdict = self._judge(vector)
+            verdict = self._judge(vector, pinned_diagnosis=entry is not None and bool(entry.diagnosis))
         except Exception as e:  # noqa: BLE001 - the last line of defence: a vector never vanishes
             verdict = runner_error(vector, self.profile, e)
         if entry is not None:  # an xfail entry
+            unlike = entry.unlike(verdict) if verdict.status == FAILED else None
+            if unlike:  # failed, but not as the entry says: a new bug must not hide behind a known one
+                verdict.note = "; ".join(filter(None, [verdict.note, f"{entry.describe()} expects another failure"]))
+                verdict.message += f"\n  not the failure the xfail entry #{entry.index} expects: {unlike}"
+                return verdict
             verdict.status = XFAILED if verdict.status == FAILED else XPASSED
             verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
         return verdict
 
-    def _judge(self, vector) -> Verdict:
+    def _judge(self, vector, *, pinned_diagnosis: bool = False) -> Verdict:
+        """``pinned_diagnosis``: an xfail entry pins a diagnosis, so it is computed even with diagnosis off."""
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify)
-        if verdict.status == FAILED and self.want_diagnosis:
+        if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
         verdict.note = "; ".join(filter(None, [verdict.note, outcome.note]))

@@ -85,7 +85,7 @@ class Suite:
     profiles: list[str]
     vectors: list[Vector]
     manifest: dict
-    digest: str = ""  # sha256 of manifest.json: names the suite that judged (the manifest pins every shard)
+    digest: str = ""  # suite_digest of manifest.json: names this exact suite in reports and statements
 
     def __post_init__(self):
         self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
@@ -96,6 +96,18 @@ class Suite:
             return self._index[key]
         except KeyError:
             raise KeyError(f"no vector with id or alias {key!r} in suite {self.name} ({self.path})") from None
+
+
+def suite_digest(manifest_bytes: bytes) -> str:
+    """The suite's identity: sha256 of its ``manifest.json`` bytes. The manifest holds every shard's sha256 and
+    every vector's id, params and expectations, so equal digests mean bit-identical suites. The one definition
+    (reports, ``--quiet`` output and conformance statements all show it, shortened by :func:`short_digest`)."""
+    return hashlib.sha256(manifest_bytes).hexdigest()
+
+
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits, as printed for people (the JSON report keeps the whole digest)."""
+    return digest[:12]
 
 
 def default_suite_path() -> Path:
@@ -174,7 +186,7 @@ def _read_manifest(mfile: Path) -> tuple[dict, str]:
         if not (isinstance(s, dict) and isinstance(s.get("file"), str) and isinstance(s.get("sha256"), str)
                 and isinstance(s.get("bytes"), int)):
             raise VectorError(mfile, f"shard entry {s!r:.200} needs 'file', 'sha256' and 'bytes'")
-    return manifest, hashlib.sha256(raw).hexdigest()
+    return manifest, suite_digest(raw)
 
 
 def _safe_name(name: str) -> bool:

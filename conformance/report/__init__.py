@@ -100,7 +100,47 @@ def _table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
                                       for k, r in rows.items()]
 
 
-def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
+def _relevant(rows: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """The rows with at least one vector that is not 'not applicable' (the rest says nothing about the backend)."""
+    return {k: r for k, r in rows.items() if sum(r.values()) > r[NOT_APPLICABLE]}
+
+
+def _tables(title: str, rows: dict[str, dict[str, int]], verbose: bool) -> list[str]:
+    shown = rows if verbose else _relevant(rows)
+    lines = _table(title, shown) if shown else []
+    hidden = len(rows) - len(shown)
+    if hidden:
+        lines.append(f"({hidden} {title} rows entirely not applicable; --verbose shows them)")
+    return lines
+
+
+def suite_label(report: dict) -> str:
+    """``core 1a2b3c4d5e6f``: the suite's name and short digest (conformance.vectors.suite_digest)."""
+    from ..vectors import short_digest
+    suite = report["suite"]
+    digest = suite.get("digest")
+    return f"{suite.get('name')} {short_digest(digest) if digest else '(digest unknown)'}"
+
+
+def count_line(report: dict) -> str:
+    """``55 passed, 0 failed, 398 not applicable`` (+ xfailed, xpassed, skipped when any) ``of 453 vectors``."""
+    t = report["summary"]["total"]
+    parts = [f"{t[PASSED]} passed", f"{t[FAILED]} failed"] + \
+        [f"{t[s]} {s}" for s in (XFAILED, XPASSED, SKIPPED) if t[s]] + [f"{t[NOT_APPLICABLE]} not applicable"]
+    run, whole = sum(t.values()), report["suite"].get("vectors")
+    of = f" of {whole} vectors" if run == whole else f" ({run} of the suite's {whole} vectors selected)"
+    return ", ".join(parts) + of
+
+
+def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
+                verbose: bool = False) -> str:
+    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK); failures are still
+    shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
+    them)."""
+    b, vectors = report["backend"], report["suite"].get("vectors")
+    if not report["verdicts"] and not incomplete(report):
+        return (f"no vector selected: the selection (-k / -m) matched none of the {vectors} vectors of suite "
+                f"{suite_label(report)}; nothing was run")
     s = report["summary"]
     lines = []
     bad = [v for v in report["verdicts"] if v["status"] == FAILED]
@@ -108,17 +148,16 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
         lines += ["", f"FAILED ({v['kind']}) " + v["message"]]
     if failures and len(bad) > failures:
         lines.append(f"... and {len(bad) - failures} more failures (see the JSON report)")
-    lines += ["", *_table("op", s["by_op"])]
-    if cells and s["by_cell"]:
-        lines += ["", *_table("cell", s["by_cell"])]
-    t = s["total"]
-    lines += ["", *_table("total", {"all": t})]
-    na = [v for v in report["verdicts"] if v["status"] == NOT_APPLICABLE]
-    if na:
-        reasons = defaultdict(int)
-        for v in na:
-            reasons[v["note"]] += 1
-        lines += ["", f"not applicable: {len(na)} vectors"] + [f"  {n:>5} x {r}" for r, n in reasons.items()]
+    if not quiet:
+        lines += ["", *_tables("op", s["by_op"], verbose)]
+        if cells and s["by_cell"]:
+            lines += ["", *_tables("cell", s["by_cell"], verbose)]
+        na = [v for v in report["verdicts"] if v["status"] == NOT_APPLICABLE]
+        if na:
+            reasons = defaultdict(int)
+            for v in na:
+                reasons[v["note"]] += 1
+            lines += ["", f"not applicable: {len(na)} vectors"] + [f"  {n:>5} x {r}" for r, n in reasons.items()]
     diag = diagnose.describe(report["diagnosis"])
     if diag:
         lines += ["", "diagnosis:"] + [f"  {d}" for d in diag]
@@ -127,13 +166,58 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
         lines += ["", "expectations matching no vector (stale):"] + [f"  {x}" for x in e["unmatched"]]
     if e["xpassed"]:
         lines += ["", "xfail entries that now pass (remove them):"] + [f"  {x}" for x in e["xpassed"]]
-    b = report["backend"]
     verdict = "FAILED" if failed(report) else "OK"
     if incomplete(report):
         lines += ["", incomplete(report)]
         verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
-    su = report["suite"]
-    lines += ["", (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
-                   f"suite {su.get('name')} ({su.get('vectors')} vectors, manifest sha256 "
-                   f"{su.get('digest') or 'unknown'}); {verdict}")]
-    return safe("\n".join(lines))  # backend text (messages, stderr, names) never reaches a terminal raw
+    if quiet:
+        profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
+        text = "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict])
+        return safe(text.lstrip("\n"))  # backend text (messages, stderr, names) never reaches a terminal raw
+    lines += ["", count_line(report),
+              (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
+               f"suite {report['suite'].get('name')} ({vectors} vectors, manifest sha256 "
+               f"{report['suite'].get('digest') or 'unknown'}); {verdict}")]
+    return safe("\n".join(lines))
+
+
+# ---- conformance statement and badge ----------------------------------------------------------------------
+
+def conforms(report: dict) -> bool:
+    """A claim one can paste into a README: every vector of the suite was judged, none failed, none was
+    skipped or covered by an xfail entry. Not-applicable vectors are allowed (and counted in the statement)."""
+    t = report["summary"]["total"]
+    whole = sum(t.values()) == report["suite"].get("vectors")
+    return (whole and not (t[FAILED] or t[XFAILED] or t[SKIPPED] or incomplete(report))
+            and bool(report["suite"].get("digest")))
+
+
+def statement(report: dict) -> str:
+    """One line: ``<backend> <version> conforms to <profile> on suite <name> <digest>: N passed, 0 failed, M not
+    applicable``, or the honest negative with the counts that prevent the claim."""
+    b = report["backend"]
+    who = f"{b.get('name', b.get('spec'))} {b.get('version', '')}".strip()
+    verb = "conforms to" if conforms(report) else "does not conform to"
+    return f"{who} {verb} {report['profile']} on suite {suite_label(report)}: {count_line(report)}"
+
+
+def badge(report: dict) -> str:
+    """A small shields-style SVG: 'qconform | N/M passed' in green, or the failure count in red."""
+    from xml.sax.saxutils import escape
+    t = report["summary"]["total"]
+    judged = t[PASSED] + t[FAILED] + t[XFAILED] + t[XPASSED]
+    if conforms(report):
+        right, color = f"{t[PASSED]}/{judged} passed", "#4c1"
+    elif t[FAILED] or t[XFAILED]:
+        right, color = f"{t[FAILED] + t[XFAILED]} failed", "#e05d44"
+    else:
+        right, color = "incomplete run", "#9f9f9f"
+    left = "qconform"
+    lw, rw = 6 * len(left) + 10, 6 * len(right) + 10  # about 6 px per character of 11 px Verdana
+    title = escape(statement(report))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{lw + rw}" height="20" role="img" '
+            f'aria-label="{escape(left)}: {escape(right)}"><title>{title}</title>'
+            f'<rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{rw}" height="20" fill="{color}"/>'
+            f'<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
+            f'<text x="{lw / 2}" y="14">{escape(left)}</text><text x="{lw + rw / 2}" y="14">{escape(right)}</text>'
+            f'</g></svg>\n')

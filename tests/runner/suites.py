@@ -32,6 +32,7 @@ def vectors():
          "expected": same({"outputs": {"rounded": f32(0.10003662, 1.0, 3.3007812)}})},
         {"alias": "quantize/q8s/ties", "op": "quantize", "params": {"scheme": Q8S_BLOCK, "api": "tensor"},
          "inputs": {"x": x, "scales": scales}, "tags": ["op:quantize", "value:Q8S", "class:tie-odd"],
+         "reason": "exact .5 ties: away from zero under test/a, to even under test/b",
          "expected": {A: {"outputs": {"codes": codes_away, "scales": scales},
                           "stages": Stages(scaled=x / 1.0)},
                       B: {"outputs": {"codes": codes_even, "scales": scales},

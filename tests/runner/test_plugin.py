@@ -167,11 +167,18 @@ def test_cli_run_report_and_html(tmp_path, suite_dir, lookup_cmd, env):
 
 
 def test_cli_explain(tmp_path, suite_dir, env):
-    r = cli("explain", TIES, "--vectors", str(suite_dir), env=env, cwd=tmp_path)
+    r = cli("explain", TIES, "--vectors", str(suite_dir), "--all-profiles", env=env, cwd=tmp_path)
     assert r.returncode == 0
-    for text in ("op      quantize", "x: F32[2, 4]", "expected under test/b", "codes: I8[2, 4]",
-                 "intermediates", "bits (s|exp|man): 0.5=0|01111110|" + "0" * 23):
+    for text in ("op      quantize", "x: F32[2, 4]", "expected under test/a", "expected under test/b",
+                 "codes: I8[2, 4]", "intermediates", "bits (s|exp|man): 0.5=0|01111110|" + "0" * 23):
         assert text in r.stdout, r.stdout
+    # By default only the suite's default profile (the runner's default), and which others differ.
+    r = cli("explain", TIES, "--vectors", str(suite_dir), env=env, cwd=tmp_path)
+    assert "expected under test/a" in r.stdout and "expected under test/b" not in r.stdout
+    assert "other profiles (--all-profiles): same expectation under none; different under test/b" in r.stdout
+    r = cli("explain", TIES, "--vectors", str(suite_dir), "--profile", "test/b", env=env, cwd=tmp_path)
+    assert "expected under test/b" in r.stdout and "expected under test/a" not in r.stdout
+    assert cli("explain", TIES, "--vectors", str(suite_dir), "--profile", "x/y", env=env, cwd=tmp_path).returncode == 2
     assert cli("explain", "nope", "--vectors", str(suite_dir), env=env, cwd=tmp_path).returncode == 2
 
 

@@ -74,8 +74,8 @@ def test_python_outputs_are_split_and_validated():
         protocol.split_outputs({"x": object()})
 
 
-def vector(op="quantize", value="Q4S", store=None, block=None, x=np.float32):
-    scheme = {"value": value, "store": store or "Native", "mode": "Symmetric", "tensor": None, "block": block}
+def vector(op="quantize", value="Q4S", store=None, block=None, x=np.float32, tensor=None):
+    scheme = {"value": value, "store": store or "Native", "mode": "Symmetric", "tensor": tensor, "block": block}
     return SimpleNamespace(op=op, params={"scheme": scheme}, inputs={"x": np.zeros(2, x)})
 
 
@@ -90,3 +90,20 @@ def test_capabilities_decide_applicability():
     assert "input_dtypes bf16" in caps.not_applicable(vector(x=np.float16).__class__(
         op="quantize", params=vector().params, inputs={"x": np.zeros(1, protocol.tensorio.DTYPES["BF16"])}))
     assert Capabilities().not_applicable(vector(value="E2M1")) is None  # nothing declared: everything
+
+
+def test_levels_capability_tells_tensor_block_and_two_level_apart():
+    caps = Capabilities.from_json({"levels": ["tensor", "block"]})
+    block = {"size": [32], "dtype": "F32"}
+    assert caps.not_applicable(vector()) is None
+    assert caps.not_applicable(vector(block=block)) is None
+    assert caps.not_applicable(vector(block=block, tensor="F32")) == "backend does not declare levels two-level"
+    only_tensor = Capabilities.from_json({"levels": ["tensor"]})
+    assert only_tensor.not_applicable(vector(block=block)) == "backend does not declare levels block"
+    # per_op narrows levels like any other key; a backend without the key claims every level (older backends)
+    narrowed = Capabilities.from_json({"per_op": {"quantize": {"levels": ["block"]}}})
+    assert "levels tensor for quantize" in narrowed.not_applicable(vector())
+    assert Capabilities().not_applicable(vector(block=block, tensor="F32")) is None
+    assert Capabilities.from_json(caps.to_json()) == caps
+    with pytest.raises(ProtocolError, match="unknown levels"):
+        Capabilities.from_json({"levels": ["tensor", "per-block"]})

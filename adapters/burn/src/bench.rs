@@ -60,7 +60,7 @@ pub fn main<T: Target>(args: &[String]) -> i32 {
         );
     };
     for (name, scheme) in schemes {
-        let outcome = crate::proto::catch(|| {
+        let outcome = qconform_protocol::catch(|| {
             let mut times = Vec::with_capacity(runs);
             let mut last = None;
             for _ in 0..runs {
@@ -83,7 +83,7 @@ pub fn main<T: Target>(args: &[String]) -> i32 {
             report("dequantize", name, times);
             Ok(())
         });
-        if let Err(crate::proto::Failure::Panic { message, .. }) = outcome {
+        if let Err(qconform_protocol::Failure::Panic { message, .. }) = outcome {
             println!("{}", json!({"op": "quantize_dynamic", "scheme": name, "error": message}));
         }
     }

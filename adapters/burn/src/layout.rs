@@ -9,8 +9,8 @@ use burn_std::{DType, Shape, Slice, TensorData};
 use burn_tensor::{Int, Tensor};
 use serde_json::{Value, json};
 
-use crate::ops::{Inputs, Output, Target, data_to_arr, input, quantized_data, quantized_outputs, scheme_param, tensor};
-use crate::proto::{Failure, harness};
+use crate::ops::{Inputs, Target, data_to_arr, input, quantized_data, quantized_outputs, scheme_param, tensor};
+use qconform_protocol::{Failure, Output, fail};
 
 enum Dyn {
     R1(Tensor<1>),
@@ -61,7 +61,7 @@ macro_rules! to_rank {
             4 => Ok(Dyn::R4($t.$method::<4, _>(s))),
             5 => Ok(Dyn::R5($t.$method::<5, _>(s))),
             6 => Ok(Dyn::R6($t.$method::<6, _>(s))),
-            r => harness("harness.rank", format!("layout steps serve ranks 1 to 6, not {r}")),
+            r => fail("harness.rank", format!("layout steps serve ranks 1 to 6, not {r}")),
         }
     }};
 }
@@ -71,21 +71,21 @@ fn usizes(step: &Value, key: &str) -> Result<Vec<usize>, Failure> {
     let parsed: Option<Vec<usize>> = list.map(|l| l.iter().map(|v| v.as_u64().map(|v| v as usize)).collect()).flatten();
     match parsed {
         Some(v) => Ok(v),
-        None => harness("harness.bad_params", format!("step {step}: {key:?} must be a list of integers")),
+        None => fail("harness.bad_params", format!("step {step}: {key:?} must be a list of integers")),
     }
 }
 
 fn usize_of(step: &Value, key: &str) -> Result<usize, Failure> {
     match step.get(key).and_then(Value::as_u64) {
         Some(v) => Ok(v as usize),
-        None => harness("harness.bad_params", format!("step {step}: {key:?} must be an integer")),
+        None => fail("harness.bad_params", format!("step {step}: {key:?} must be an integer")),
     }
 }
 
 fn array<const N: usize>(v: &[usize], step: &Value) -> Result<[usize; N], Failure> {
     match v.try_into() {
         Ok(a) => Ok(a),
-        Err(_) => harness("harness.bad_params", format!("step {step}: expected {N} entries")),
+        Err(_) => fail("harness.bad_params", format!("step {step}: expected {N} entries")),
     }
 }
 
@@ -98,13 +98,13 @@ fn flip<const D: usize>(t: Tensor<D>, axes: &[usize], step: &Value) -> Result<Te
         4 => t.flip(array::<4>(axes, step)?),
         5 => t.flip(array::<5>(axes, step)?),
         6 => t.flip(array::<6>(axes, step)?),
-        n => return harness("harness.bad_params", format!("step {step}: flip of {n} axes is not served")),
+        n => return fail("harness.bad_params", format!("step {step}: flip of {n} axes is not served")),
     })
 }
 
 fn slices(step: &Value) -> Result<Vec<Slice>, Failure> {
     let Some(ranges) = step.get("ranges").and_then(Value::as_array) else {
-        return harness("harness.bad_params", format!("step {step}: \"ranges\" must be a list of [start, end, step]"));
+        return fail("harness.bad_params", format!("step {step}: \"ranges\" must be a list of [start, end, step]"));
     };
     ranges
         .iter()
@@ -112,7 +112,7 @@ fn slices(step: &Value) -> Result<Vec<Slice>, Failure> {
             let v: Option<Vec<i64>> = r.as_array().map(|a| a.iter().filter_map(Value::as_i64).collect());
             match v.as_deref() {
                 Some([start, end, by]) => Ok(Slice::new(*start as isize, Some(*end as isize), *by as isize)),
-                _ => harness("harness.bad_params", format!("step {step}: a range is [start, end, step]")),
+                _ => fail("harness.bad_params", format!("step {step}: a range is [start, end, step]")),
             }
         })
         .collect()
@@ -174,25 +174,25 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
         "matmul" => {
             let rhs: Vec<f32> = match step.get("rhs").and_then(Value::as_array) {
                 Some(v) => v.iter().filter_map(Value::as_f64).map(|f| f as f32).collect(),
-                None => return harness("harness.bad_params", format!("step {step}: \"rhs\" must be a list of numbers")),
+                None => return fail("harness.bad_params", format!("step {step}: \"rhs\" must be a list of numbers")),
             };
             let data = TensorData::new(rhs, usizes(step, "shape")?);
             Ok(same_rank!(t, x, D => x.matmul(Tensor::<D>::from_data(data.clone(), &device))))
         }
         "mul_scalar" => {
             let Some(v) = step.get("value").and_then(Value::as_f64) else {
-                return harness("harness.bad_params", format!("step {step}: \"value\" must be a number"));
+                return fail("harness.bad_params", format!("step {step}: \"value\" must be a number"));
             };
             Ok(same_rank!(t, x, D => x.mul_scalar(v as f32)))
         }
-        other => harness("harness.bad_params", format!("unknown layout step {other:?}")),
+        other => fail("harness.bad_params", format!("unknown layout step {other:?}")),
     }
 }
 
 fn steps(params: &Value, key: &str) -> Result<Vec<Value>, Failure> {
     match params.get(key).and_then(Value::as_array) {
         Some(s) => Ok(s.clone()),
-        None => harness("harness.bad_params", format!("params.{key} must be a list of steps")),
+        None => fail("harness.bad_params", format!("params.{key} must be a list of steps")),
     }
 }
 
@@ -209,7 +209,7 @@ pub fn qlayout<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fai
         2 => Dyn::R2(Tensor::<2>::from_data(data, &device)),
         3 => Dyn::R3(Tensor::<3>::from_data(data, &device)),
         4 => Dyn::R4(Tensor::<4>::from_data(data, &device)),
-        r => return harness("harness.rank", format!("qlayout serves input ranks 1 to 4, not {r}")),
+        r => return fail("harness.rank", format!("qlayout serves input ranks 1 to 4, not {r}")),
     };
     for step in &chain {
         t = apply(t, step)?;
@@ -243,7 +243,7 @@ pub fn quantize_view<T: Target>(params: &Value, inputs: &Inputs) -> Result<Outpu
         2 => Dyn::R2(tensor::<2>(x, &device)?),
         3 => Dyn::R3(tensor::<3>(x, &device)?),
         4 => Dyn::R4(tensor::<4>(x, &device)?),
-        r => return harness("harness.rank", format!("quantize_view serves input ranks 1 to 4, not {r}")),
+        r => return fail("harness.rank", format!("quantize_view serves input ranks 1 to 4, not {r}")),
     };
     for step in &chain {
         t = apply(t, step)?;

@@ -5,15 +5,14 @@ pub mod bench;
 pub mod compat;
 pub mod layout;
 pub mod ops;
-pub mod proto;
 pub mod scheme;
 
-use std::io::{self, BufReader, BufWriter};
+use std::marker::PhantomData;
 
+use qconform_protocol::{Backend, Failure, Output, Tensors};
 use serde_json::{Value, json};
 
 pub use ops::Target;
-use proto::{Failure, catch, decode, encode, error_json, read_frame, write_frame};
 
 /// Float dtypes declared for every backend: a backend that cannot hold one (burn-ndarray has no
 /// f16/bf16 tensors) answers with burn's own panic, which the oracle profile expects.
@@ -55,7 +54,8 @@ pub fn hello<T: Target>() -> Value {
 
 /// Entry point of every harness binary: `--bench [--n N]` or the protocol loop on stdin/stdout.
 pub fn main<T: Target>() -> ! {
-    proto::install_panic_hook();
+    // Caught panics leave stderr clean; QCONFORM_BURN_LOG=1 logs each one (docs/burn-harness.md).
+    qconform_protocol::install_panic_hook(std::env::var_os("QCONFORM_BURN_LOG").is_some());
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = if args.iter().any(|a| a == "--bench") {
         bench::main::<T>(&args)
@@ -67,7 +67,7 @@ pub fn main<T: Target>() -> ! {
         eprintln!("usage: {} [--bench [--n N] | --hello]  (no argument: protocol on stdin/stdout); unknown {a:?}", T::NAME);
         2
     } else {
-        match serve::<T>() {
+        match qconform_protocol::serve_stdio(&mut Harness::<T>(PhantomData)) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("[qconform-burn] transport error: {e}");
@@ -78,58 +78,26 @@ pub fn main<T: Target>() -> ! {
     std::process::exit(code)
 }
 
-/// The subprocess protocol loop. Returns on `bye` or at the end of input.
-pub fn serve<T: Target>() -> io::Result<()> {
-    let mut input = BufReader::new(io::stdin().lock());
-    let mut output = BufWriter::new(io::stdout().lock());
-    while let Some(blob) = read_frame(&mut input)? {
-        let mut poisoned = false;
-        let (reply, tensors) = match decode(&blob) {
-            Err(e) => (
-                error_json(None, &Failure::Harness { code: "protocol.bad_frame".into(), message: e }),
-                vec![],
-            ),
-            Ok(msg) => match msg.json.get("type").and_then(Value::as_str) {
-                Some("hello") => {
-                    if msg.json.get("protocol").and_then(Value::as_u64) == Some(1) {
-                        (hello::<T>(), vec![])
-                    } else {
-                        let failure = Failure::Harness {
-                            code: "protocol.version".into(),
-                            message: format!("this backend speaks protocol 1, not {}", msg.json.get("protocol").unwrap_or(&Value::Null)),
-                        };
-                        (error_json(None, &failure), vec![])
-                    }
-                }
-                Some("bye") => return Ok(()),
-                Some("request") => {
-                    let id = msg.json.get("id").cloned().unwrap_or(Value::Null);
-                    let op = msg.json.get("op").and_then(Value::as_str).unwrap_or("").to_string();
-                    let params = msg.json.get("params").cloned().unwrap_or_else(|| json!({}));
-                    match catch(|| ops::run::<T>(&op, &params, &msg.tensors)) {
-                        Ok(out) => (json!({"type": "result", "id": id, "values": out.values}), out.tensors),
-                        Err(failure) => {
-                            poisoned = matches!(failure, Failure::Panic { .. }) && !ops::device_healthy::<T>();
-                            (error_json(Some(&id), &failure), vec![])
-                        }
-                    }
-                }
-                other => {
-                    let failure = Failure::Harness {
-                        code: "protocol.unknown_type".into(),
-                        message: format!("unknown message type {other:?}"),
-                    };
-                    (error_json(msg.json.get("id"), &failure), vec![])
-                }
-            },
-        };
-        write_frame(&mut output, &encode(&reply, &tensors))?;
-        if poisoned {
-            // The panic is this request's answer; the next request must not inherit a broken device.
+/// The harness as a protocol backend: the frames, the hello/run loop and panic capture are
+/// `qconform-protocol`'s (adapters/protocol); the ops are `ops::run`.
+pub struct Harness<T>(pub PhantomData<T>);
+
+impl<T: Target> Backend for Harness<T> {
+    fn hello(&self) -> Value {
+        hello::<T>()
+    }
+
+    fn run(&mut self, op: &str, params: &Value, inputs: &Tensors) -> Result<Output, Failure> {
+        ops::run::<T>(op, params, inputs)
+    }
+
+    /// After a panic (already answered), a device that no longer computes is replaced with a fresh
+    /// process, so the next request's outcome is its own (see `restart_fresh`).
+    fn after_failure(&mut self, failure: &Failure) {
+        if matches!(failure, Failure::Panic { .. }) && !ops::device_healthy::<T>() {
             restart_fresh();
         }
     }
-    Ok(())
 }
 
 /// Replaces this process with a fresh copy of itself on the same stdin/stdout, so the next request

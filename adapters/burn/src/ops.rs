@@ -4,8 +4,6 @@
 //! Nothing here re-implements burn's arithmetic: every number that comes back was produced by a
 //! burn function. The harness only converts between the wire tensors and burn's `TensorData`.
 
-use std::collections::HashMap;
-
 use burn_backend::Backend as BackendTrait;
 use burn_backend::ops::{FloatTensorOps, QTensorOps};
 use burn_backend::quantization::QuantizationParametersPrimitive;
@@ -22,7 +20,7 @@ use safetensors::tensor::Dtype;
 use serde_json::{Value, json};
 
 use crate::compat;
-use crate::proto::{Arr, Failure, harness};
+use qconform_protocol::{Arr, Failure, Output, Tensors, fail};
 use crate::scheme::{float_dtype_param, scale_dtype_from_name, scale_dtype_name, scheme_from_json, value_from_name};
 
 /// One backend the harness can drive: the concrete burn backend type (for `B::quantize` and the
@@ -58,18 +56,7 @@ pub const OPS: &[&str] = &[
     "quantize_view",
 ];
 
-pub struct Output {
-    pub values: Value,
-    pub tensors: Vec<(String, Arr)>,
-}
-
-impl Output {
-    fn tensors(tensors: Vec<(String, Arr)>) -> Self {
-        Self { values: json!({}), tensors }
-    }
-}
-
-pub(crate) type Inputs = HashMap<String, Arr>;
+pub(crate) type Inputs = Tensors;
 
 // ------------------------------------------------------------------------------------------------
 // Wire tensors <-> burn TensorData
@@ -78,7 +65,7 @@ pub(crate) type Inputs = HashMap<String, Arr>;
 pub(crate) fn input<'a>(inputs: &'a Inputs, name: &str) -> Result<&'a Arr, Failure> {
     match inputs.get(name) {
         Some(a) => Ok(a),
-        None => harness("harness.missing_input", format!("input tensor {name:?} is missing")),
+        None => fail("harness.missing_input", format!("input tensor {name:?} is missing")),
     }
 }
 
@@ -90,7 +77,7 @@ fn want_dtype(a: &Arr, name: &str, dtype: Dtype) -> Result<(), Failure> {
     if a.dtype == dtype {
         Ok(())
     } else {
-        harness("harness.bad_input", format!("input {name:?} must be {dtype:?}, got {:?}", a.dtype))
+        fail("harness.bad_input", format!("input {name:?} must be {dtype:?}, got {:?}", a.dtype))
     }
 }
 
@@ -118,7 +105,7 @@ fn float_data(a: &Arr, shape: Vec<usize>) -> Result<TensorData, Failure> {
             a.data.chunks_exact(2).map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect::<Vec<_>>(),
             shape,
         ),
-        other => return harness("harness.bad_input", format!("expected a float tensor, got {other:?}")),
+        other => return fail("harness.bad_input", format!("expected a float tensor, got {other:?}")),
     })
 }
 
@@ -147,7 +134,7 @@ pub(crate) fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Resul
             let v: Vec<f32> = data.iter::<f64>().map(|x| x as f32).collect();
             return Ok(Arr::f32(shape, &v));
         }
-        other => return harness("harness.internal", format!("unexpected output dtype {other:?}")),
+        other => return fail("harness.internal", format!("unexpected output dtype {other:?}")),
     };
     Ok(Arr::new(dtype, shape, bytes))
 }
@@ -158,7 +145,7 @@ pub(crate) fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Resul
 pub(crate) fn quantized_outputs(data: TensorData, flat: bool) -> Result<Vec<(String, Arr)>, Failure> {
     let dtype = compat::data_dtype(&data);
     let DType::QFloat(scheme) = dtype else {
-        return harness("harness.internal", format!("expected quantized data, got {dtype:?}"));
+        return fail("harness.internal", format!("expected quantized data, got {dtype:?}"));
     };
     let shape = compat::data_shape(&data);
     let numel: usize = shape.iter().product();
@@ -178,7 +165,7 @@ pub(crate) fn quantized_outputs(data: TensorData, flat: bool) -> Result<Vec<(Str
 fn read<T>(what: &str, f: impl std::future::Future<Output = Result<T, burn_std::ExecutionError>>) -> Result<T, Failure> {
     match burn_std::reader::read_sync(f) {
         Ok(v) => Ok(v),
-        Err(e) => harness("harness.read_failed", format!("{what}: {e:?}")),
+        Err(e) => fail("harness.read_failed", format!("{what}: {e:?}")),
     }
 }
 
@@ -194,7 +181,7 @@ macro_rules! with_rank {
             6 => { const $D: usize = 6; $body }
             7 => { const $D: usize = 7; $body }
             8 => { const $D: usize = 8; $body }
-            r => harness("harness.rank", format!("tensors of rank {r} are not served (burn's Tensor<D> needs 1 <= D; the harness instantiates D <= 8)")),
+            r => fail("harness.rank", format!("tensors of rank {r} are not served (burn's Tensor<D> needs 1 <= D; the harness instantiates D <= 8)")),
         }
     };
 }
@@ -214,25 +201,25 @@ fn flat_tensor(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<1>, Failu
 pub(crate) fn scheme_param(params: &Value) -> Result<QuantScheme, Failure> {
     match params.get("scheme") {
         Some(s) => scheme_from_json(s),
-        None => harness("harness.bad_params", "params.scheme is missing"),
+        None => fail("harness.bad_params", "params.scheme is missing"),
     }
 }
 
 fn scale_dtype_param(params: &Value) -> Result<ScaleDtype, Failure> {
     match params.get("dtype").and_then(Value::as_str) {
         Some(name) => scale_dtype_from_name(name),
-        None => harness("harness.bad_params", "params.dtype (a ScaleDtype name) is missing"),
+        None => fail("harness.bad_params", "params.dtype (a ScaleDtype name) is missing"),
     }
 }
 
 fn usize_list(v: Option<&Value>, what: &str) -> Result<Vec<usize>, Failure> {
     let Some(list) = v.and_then(Value::as_array) else {
-        return harness("harness.bad_params", format!("params.{what} must be a list of integers"));
+        return fail("harness.bad_params", format!("params.{what} must be a list of integers"));
     };
     list.iter()
         .map(|d| match d.as_u64() {
             Some(d) => Ok(d as usize),
-            None => harness("harness.bad_params", format!("params.{what} must be a list of integers")),
+            None => fail("harness.bad_params", format!("params.{what} must be a list of integers")),
         })
         .collect()
 }
@@ -250,7 +237,7 @@ fn scale_region_scheme(dtype: ScaleDtype) -> QuantScheme {
 /// After a panic: does the device still compute? One small element-wise kernel and a read-back
 /// (`[1, -2] * 2 = [2, -4]`), itself guarded, so a poisoned device answers `false`.
 pub fn device_healthy<T: Target>() -> bool {
-    crate::proto::catch(|| {
+    qconform_protocol::catch(|| {
         let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, -2.0], [2]), &T::device());
         Ok(t.mul_scalar(2.0).into_data().iter::<f32>().collect::<Vec<_>>() == [2.0, -4.0])
     })
@@ -280,7 +267,7 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         // Quantized tensors in motion (src/layout.rs).
         "qlayout" => crate::layout::qlayout::<T>(params, inputs),
         "quantize_view" => crate::layout::quantize_view::<T>(params, inputs),
-        other => harness("op.unknown", format!("unknown op {other:?}")),
+        other => fail("op.unknown", format!("unknown op {other:?}")),
     }
 }
 
@@ -310,7 +297,7 @@ fn decode_scales(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     want_dtype(region, "bytes", Dtype::U8)?;
     let size = scale_size(dtype);
     if region.data.len() % size != 0 {
-        return harness(
+        return fail(
             "harness.bad_input",
             format!("{} bytes are not a whole number of {dtype:?} scales ({size} bytes each)", region.data.len()),
         );
@@ -333,7 +320,7 @@ fn op_compute_range<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output
     let calibration = match params.get("calibration").and_then(Value::as_str) {
         Some("minmax") | None => Calibration::MinMax,
         Some("absmean") => Calibration::AbsMean,
-        Some(other) => return harness("harness.bad_params", format!("unknown calibration {other:?}")),
+        Some(other) => return fail("harness.bad_params", format!("unknown calibration {other:?}")),
     };
     let x = input(inputs, "x")?;
     let device = T::device();
@@ -397,7 +384,7 @@ fn quantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failur
             let data = read("q_into_data", T::B::q_into_data(q))?;
             Ok(Output::tensors(quantized_outputs(data, false)?))
         }
-        Some(other) => harness("harness.bad_params", format!("unknown api {other:?}")),
+        Some(other) => fail("harness.bad_params", format!("unknown api {other:?}")),
     }
 }
 
@@ -421,7 +408,7 @@ pub(crate) fn quantized_data(scheme: QuantScheme, inputs: &Inputs) -> Result<Ten
             want_dtype(g, "global", Dtype::F32)?;
             match f32s(&g.data).first() {
                 Some(v) => Some(*v),
-                None => return harness("harness.bad_input", "input \"global\" is empty"),
+                None => return fail("harness.bad_input", "input \"global\" is empty"),
             }
         }
     };
@@ -473,7 +460,7 @@ fn pack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let value = value_param(params)?;
     let (codes, _) = i8_input(inputs, "codes")?;
     if value.size_bits() != 8 {
-        return harness(
+        return fail(
             "harness.unreachable",
             format!("burn's CPU crates have no packer for {value:?} (pack_i8s_to_u32s takes 8-bit values; the 4/2-bit pack_q is a GPU kernel)"),
         );
@@ -488,7 +475,7 @@ fn unpack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let value = value_param(params)?;
     let numel = match params.get("numel").and_then(Value::as_u64) {
         Some(n) => n as usize,
-        None => return harness("harness.bad_params", "params.numel is missing"),
+        None => return fail("harness.bad_params", "params.numel is missing"),
     };
     let words = input(inputs, "words")?;
     want_dtype(words, "words", Dtype::U32)?;
@@ -504,7 +491,7 @@ fn unpack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
 fn value_param(params: &Value) -> Result<QuantValue, Failure> {
     match params.get("value").and_then(Value::as_str) {
         Some(name) => value_from_name(name),
-        None => harness("harness.bad_params", "params.value is missing"),
+        None => fail("harness.bad_params", "params.value is missing"),
     }
 }
 
@@ -518,13 +505,13 @@ fn ternary_matmul<T: Target>(inputs: &Inputs) -> Result<Output, Failure> {
     let (codes, rhs_shape) = i8_input(inputs, "rhs_codes")?;
     let (scale, _) = f32_input(inputs, "rhs_scale")?;
     let Some(&scale) = scale.first() else {
-        return harness("harness.bad_input", "input \"rhs_scale\" is empty");
+        return fail("harness.bad_input", "input \"rhs_scale\" is empty");
     };
     if rhs_shape.len() != 2 {
-        return harness("harness.bad_input", format!("rhs_codes must be [K, N], got {rhs_shape:?}"));
+        return fail("harness.bad_input", format!("rhs_codes must be [K, N], got {rhs_shape:?}"));
     }
     if lhs.shape.len() < 2 {
-        return harness("harness.bad_input", "lhs must have rank >= 2 (burn's matmul takes same-rank tensors)");
+        return fail("harness.bad_input", "lhs must have rank >= 2 (burn's matmul takes same-rank tensors)");
     }
     let device = T::device();
     let scheme = QuantScheme::default().with_value(QuantValue::Q2S).with_store(QuantStore::Native);

@@ -4,10 +4,10 @@
 use burn_std::quantization::{QuantMode, QuantScheme, QuantStore, QuantValue, ScaleDtype};
 use serde_json::Value;
 
-use crate::proto::{Failure, harness};
+use qconform_protocol::{Failure, fail};
 
 fn bad<T>(message: impl Into<String>) -> Result<T, Failure> {
-    harness("harness.bad_params", message)
+    fail("harness.bad_params", message)
 }
 
 pub fn value_from_name(name: &str) -> Result<QuantValue, Failure> {
