@@ -4,9 +4,9 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check rust-example burn burn-conformance burn-gpu lavapipe bench clean
+.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
@@ -17,15 +17,23 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector check, the Rust protocol crate and its example backend, real burn
-## against its profiles, then the Python test-suite.
-test: vectors-check rust-example burn-conformance test-python
+## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, the Rust
+## protocol crate and its example backend, real burn against its profiles, then the Python test-suite.
+test: vectors-check docs-check recipe-check rust-example burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
 
 vectors-check: setup
 	$(QC) generate --check
+
+## docs/errors.md is generated from the panic catalogue and the suite; fail if it is stale.
+docs-check: setup
+	$(PY) -m conformance.errors_doc --check
+
+## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1 min warm).
+recipe-check: setup
+	$(PY) scripts/readme_recipe.py
 
 ## The qconform-protocol crate's tests, and examples/rust-backend (built on it) through the whole suite.
 rust-example: setup

@@ -37,7 +37,7 @@ from .vectors import KNOWN_OPS, vector_id, write_suite
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "vectors"
 SUITE_VERSION = "1"
-SPEC = "burn-quant-semantics.md (burn 2c06be3 = 0.22.0-pre.3; 0.22.1 for the burn-0.22.1 profile)"
+SPEC = "docs/spec (burn 0.22.0-pre.3 = 2c06be3; 0.22.1 for the burn-0.22.1 profiles)"
 SHARD_BYTES = 64 << 10  # tensor bytes per shard (headers come on top): a few shards, so readers meet more than one
 PROFILES = list(oracle.PROFILES)
 

@@ -110,10 +110,18 @@ def short_digest(digest: str) -> str:
     return digest[:12]
 
 
+# The core suite: in a checkout, the committed ``vectors/core``; in an installed wheel, the copy setup.py puts
+# inside the package. Both are loaded through load_suite, which checks every shard's size and sha256.
+CHECKOUT_SUITE = Path(__file__).resolve().parents[1] / "vectors" / "core"
+PACKAGED_SUITE = Path(__file__).resolve().parent / "data" / "vectors" / "core"
+
+
 def default_suite_path() -> Path:
-    """$QCONFORM_VECTORS, else the committed ``vectors/core`` of the checkout this package lives in."""
+    """$QCONFORM_VECTORS, else the core suite of the checkout this package lives in, else the installed copy."""
     env = os.environ.get("QCONFORM_VECTORS")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "vectors" / "core"
+    if env:
+        return Path(env)
+    return CHECKOUT_SUITE if (CHECKOUT_SUITE / "manifest.json").is_file() else PACKAGED_SUITE
 
 
 # ---- ids and hashing ------------------------------------------------------------------------------------

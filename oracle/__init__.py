@@ -1,6 +1,6 @@
 """qconform's bit-exact reference of burn's tensor quantization (numpy + ml_dtypes).
 
-Each module is one concept of the spec (``burn-quant-semantics.md``): ``scheme`` (§1), ``calibration`` (§2),
+Each module is one concept of the spec (``docs/spec/``): ``scheme`` (§1), ``calibration`` (§2),
 ``qparams`` (§3), ``rounding`` and ``scales`` (§4), ``quantize`` (§5), ``dequantize`` (§6), ``codec`` (§7),
 ``errors`` (§8), ``matmul`` (§9.4); ``profiles`` names where burn's backends differ; ``ops.run`` is the single
 entry point the vectors and the reference backend use.

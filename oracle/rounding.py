@@ -18,7 +18,7 @@ FP8_DTYPES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtyp
 FLOAT_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 # 0.5 - 2^-25: adding it (with x's sign) and truncating is Rust's f32::round for every f32; 0.5 itself fails at
-# 0.49999997 and at odd integers in [2^23, 2^24) (numerics-notes §1.5, formulation D).
+# 0.49999997 and at odd integers in [2^23, 2^24) (spec §12).
 _ALMOST_HALF = np.float32(0.49999997)
 
 

@@ -1,6 +1,6 @@
 """Exhaustive check of ``oracle.scale_to_dtype`` (``ScaleDtype::round_up``) for F16, BF16 and UE4M3 over all 2^31 non-negative f32 patterns.
 
-Expected side: numerics-notes §2 formulation (b), "cast, then bump": xc = min(x, max); y = RNE cast of xc to the
+Expected side: spec §12 ("Rounding a scale up"), "cast, then bump": xc = min(x, max); y = RNE cast of xc to the
 dtype (ml_dtypes / numpy); where y < xc, add 1 to y's bit pattern; NaN stays NaN. A different algorithm from the
 oracle's f32 bit trick. Not run in CI (minutes); results go to docs/verification.md.
 

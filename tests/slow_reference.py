@@ -5,8 +5,8 @@ IEEE operation is computed exactly with :class:`fractions.Fraction` and rounded 
 hand, and scale round-up searches an explicitly enumerated grid of representable values instead of
 using the f32 bit trick. numpy is only used at the boundary (``from_array`` / ``to_array``).
 
-Everything is derived from ``/work/shared/spec/burn-quant-semantics.md`` (section numbers below) and
-``numerics-notes.md``; nothing is taken from ``oracle/``.
+Everything is derived from the spec in ``docs/spec/`` (section numbers below; the numpy traps of §12);
+nothing is taken from ``oracle/``.
 
 Values are represented as Python floats that hold the *exact* value of an element of the format in
 question (every f32/f16/bf16/e4m3 value is exactly a double). Python's own float arithmetic is never

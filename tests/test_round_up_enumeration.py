@@ -1,5 +1,4 @@
-"""``round_up`` against ml_dtypes by enumerating every representable scale (spec §4.1, §11;
-numerics-notes §2, "ground truth").
+"""``round_up`` against ml_dtypes by enumerating every representable scale (spec §4.1, §11, §12).
 
 The expected side never uses the oracle's algorithm: the grid is every non-negative finite value of the dtype,
 enumerated from ml_dtypes bit patterns and sorted, and the expected round-up of x is

@@ -1,5 +1,4 @@
-"""The oracle's element rounding against an exact, Fraction-based definition (spec §5.2, §5.4, §12;
-numerics-notes §1.5).
+"""The oracle's element rounding against an exact, Fraction-based definition (spec §5.2, §5.4, §12).
 
 Rust ``f32::round`` is round-half-away-from-zero with the sign of zero kept; the GPU's ``rint`` is
 round-half-to-even. Both are defined here on exact rationals, never with float arithmetic, and compared

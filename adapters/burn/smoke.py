@@ -4,7 +4,7 @@
     python3 adapters/burn/smoke.py PATH/TO/qconform-burn-...-ndarray [more binaries ...]
 
 Needs only numpy and safetensors. Checks the handshake and a few results worked by hand from the
-spec (burn-quant-semantics.md §3, §10), plus one error path, then says "bye". Exits non-zero on
+spec (docs/spec, §3, §10), plus one error path, then says "bye". Exits non-zero on
 the first binary that fails.
 """
 

@@ -1,4 +1,4 @@
-"""Adversarial value constructions shared by the quantize cases (numerics-notes §1.5): exact ties at even and
+"""Adversarial value constructions shared by the quantize cases (spec §12): exact ties at even and
 odd codes of both signs, their f32 neighbours, 0.49999997, data on the grid, and deterministic searches for
 inputs where two plausible arithmetic forms round differently."""
 

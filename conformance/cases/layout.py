@@ -35,10 +35,10 @@ STEPS = {
     "permute-3d": ([{"op": "reshape", "shape": [2, 2, 8]}, {"op": "permute", "axes": [2, 0, 1]}],
                    "a rank-3 permutation after an unsqueezing reshape"),
     "flip-rows": ([{"op": "flip", "axes": [0]}], "flip along rows: 1-D blocks keep their elements, in other rows"),
-    "flip-cols": ([{"op": "flip", "axes": [1]}], "flip along the blocked axis: each block's elements move to the "
-                                                 "mirrored block"),
-    "slice-rows": ([{"op": "slice", "ranges": [[1, 3, 1], [0, 8, 1]]}], "rows 1..3: the scales of rows 0 and 3 "
-                                                                      "must go"),
+    "flip-cols": ([{"op": "flip", "axes": [1]}], ("flip along the blocked axis: each block's elements move to the "
+                                                 "mirrored block")),
+    "slice-rows": ([{"op": "slice", "ranges": [[1, 3, 1], [0, 8, 1]]}], ("rows 1..3: the scales of rows 0 and 3 "
+                                                                      "must go")),
     "slice-cols": ([{"op": "slice", "ranges": [[0, 4, 1], [4, 8, 1]]}], "the second block of every row"),
     "select-rows": ([{"op": "select", "dim": 0, "indices": [3, 0]}], "rows 3 and 0, in that order"),
     "select-cols": ([{"op": "select", "dim": 1, "indices": [0, 5, 6, 7]}], "columns across two blocks"),

@@ -102,7 +102,7 @@ def _class_cases(level: str, value: str, classes) -> list:
                            "tie rule")),
         "almost-half": (st.x_from([0.49999997, -0.49999997, 1.4999999, -1.4999999, 0.5, -0.5, 2.4999998,
                                    -2.4999998] * 2), ("class:almost-half",),
-                        "0.49999997 rounds to 0: floor(x + 0.5) in f32 gets it wrong (numerics-notes §1.5)"),
+                        "0.49999997 rounds to 0: floor(x + 0.5) in f32 gets it wrong (spec §12)"),
         "on-grid": (st.x_from(on_grid(value)), ("class:on-grid",),
                     "already-quantized data: x/s is an integer and must come back unchanged"),
         "saturate": (st.x_from([b + 1, b + 10, a - 1, a - 10, 1e30, -1e30, b + 0.5, a - 0.5] * 2),
