@@ -17,8 +17,9 @@ import numpy as np
 
 from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
-from oracle.quantize import divide, nan_codes, store_codes
-from oracle.rounding import ROUNDERS, round_up
+from oracle.codec import PackedLines
+from oracle.quantize import ENCODERS, divide, nan_codes, store_codes
+from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
 from oracle.scales import effective_guard
 
 # --- wrong step variants --------------------------------------------------------------------------------
@@ -32,12 +33,17 @@ def _no_clamp(v, scheme, profile):
     return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
 
 
-def _clamp_then_round(v, scheme, profile):
-    """``round(clamp(v, a, b))``: no mutant, because with integer bounds it equals the reference (see
+def _cast_then_clamp(v, scheme, profile):
+    """Rounds first and clamps after, with a plain (IEEE-like, non-saturating) cast for the minifloat formats:
+    an E4M3 value past 464 becomes its NaN, an E5M2 one past 61440 infinity (which the clamp brings back). Integer
+    codes come out as the reference's: their bounds are integers and every rounding keeps ±inf (see
     tests/test_mutation_gate.py)."""
     a, b = scheme.value.range()
-    r = ROUNDERS[profile.tie](np.clip(v, a, b))
-    return store_codes(nan_codes(r, b, profile), scheme, profile)
+    if not (scheme.value.is_float and profile.float_codes == "format"):
+        return ENCODERS["after_round"](v, scheme, profile)
+    with np.errstate(invalid="ignore", over="ignore"):
+        cast = np.asarray(v, np.float32).astype(MINIFLOAT_DTYPES[scheme.value]).astype(np.float32)
+    return minifloat_codes(np.clip(cast, np.float32(a), np.float32(b)), scheme.value)
 
 
 def _round_to_nearest(scales, dtype, ue8m0):
@@ -83,7 +89,9 @@ def _kept_in_f32(normalized, t):
 
 
 c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
-c.CLAMP.add("before_round", "clamp to the value range, then round", _clamp_then_round)
+c.CLAMP.add("cast_then_clamp", "rounded (a plain minifloat cast) first, clamped after", _cast_then_clamp)
+c.VALUE_LAYOUT.add("packed_flat", "packed words over the flattened tensor, one padded end instead of a padded "
+                   "line per packed-dim line", PackedLines(padded=False))
 c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
 c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
 c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
@@ -97,6 +105,7 @@ c.NORMALIZED_DTYPE.add("f32", "normalized block scales kept in f32", _kept_in_f3
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 FLEX = "burn-0.22.0-pre.3/flex"
 CUBECL = "burn-0.22.0-pre.3/cubecl"
+FLEX_0_23 = "burn-0.23.0-pre.1/flex"
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,18 @@ _ALL = [
        normalized_dtype="f32"),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
+    # burn 0.23.0-pre.1: what a backend that half-follows the release would get wrong.
+    _m("round-then-clamp-0-23", "rounds (casts E4M3/E5M2 without saturating) before clamping: an E4M3 x/s past "
+       "464 gets the NaN code", FLEX_0_23, clamp="cast_then_clamp"),
+    _m("unpadded-lines", "packs a packed store over the flattened tensor instead of in padded lines along the "
+       "packed dim", FLEX_0_23, value_layout="packed_flat"),
+    _m("ties-away-0-23", "ties rounded away from zero, as burn 0.22's CPU backends did", FLEX_0_23, tie="away"),
+    _m("reciprocal-0-23", "multiplies by the reciprocal, as burn 0.22's flex did", FLEX_0_23,
+       division="reciprocal"),
+    _m("integer-minifloats", "E4M3/E5M2/E2M1 scaled values rounded to integers instead of converted to the "
+       "format", FLEX_0_23, float_codes="integer"),
+    _m("unchecked-length", "from_bytes accepts quantized data of any length", FLEX_0_23,
+       validates_data_length=False),
 ]
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in _ALL}

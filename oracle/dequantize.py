@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from .blocks import BlockLayout
-from .choices import KERNEL
+from .choices import FLOAT_CODES, KERNEL
 from .codec import from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
-from .rounding import FP8_DTYPES, float_dtype
+from .rounding import float_dtype, minifloat_values
 from .scales import effective_guard
 from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
 
@@ -66,7 +65,14 @@ def _cpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme:
          profile: Profile) -> np.ndarray:
     """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end)."""
     e = _effective(scales, glob, scheme, codes.shape, profile)
-    return (e * codes.astype(np.float32)).astype(np.float32)
+    q = FLOAT_DECODERS[profile.float_codes](codes, scheme.value) if scheme.value.is_float else codes.astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (e * q).astype(np.float32)
+
+
+# What a minifloat value's code stands for: the integer itself, or (burn's own types) the format's value.
+FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
+                                    "format": minifloat_values})
 
 
 def _effective(scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, shape, profile: Profile):
@@ -95,11 +101,7 @@ def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme:
 
 
 def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
-    if value is QuantValue.E2M1:
-        return (codes.view(np.uint8) & 0x0F).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
-    if value in FP8_DTYPES:
-        return codes.view(FP8_DTYPES[value]).astype(np.float32)
-    return codes.astype(np.float32)
+    return minifloat_values(codes, value) if value.is_float else codes.astype(np.float32)
 
 
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).

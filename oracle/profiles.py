@@ -100,12 +100,16 @@ class Profile:
     two_level_division: str = _one_of(c.TWO_LEVEL_DIVISION, "product")
     """``product``: ``x / f32(global * s)``."""
     clamp: str = _one_of(c.CLAMP, "after_round")
-    """``after_round``: ``clamp(round(v))``."""
+    """``after_round``: ``clamp(round(v))``; ``before_round``: ``round(clamp(v))`` (flex >= 0.23.0-pre.1)."""
     nan_code: str = _one_of(c.NAN_CODE, "panic")
     """A NaN ``x / e`` becomes: ``panic`` (ndarray's ``NumCast`` unwrap), ``zero`` (flex ``as i8``), ``hi``
     (CUDA's ``max(min(x, hi), lo)`` returns ``hi``)."""
     saturate_codes_to_i8: bool = _flag()
-    """flex stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    """flex <= 0.22.1 stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    float_codes: str = _one_of(c.FLOAT_CODES, "integer")
+    """What an E4M3/E5M2/E2M1 code is: ``integer``, the rounded integer (stored as i8, or as its fp bits on the
+    GPU); ``format``, the scaled value converted by burn's own minifloat types and decoded by value (flex >=
+    0.23.0-pre.1, ``burn-flex/src/quant_codes.rs``); an E2M1 code is then its nibble, never sign-extended."""
 
     # --- scales ---
     scale_rounding: str = _one_of(c.SCALE_ROUNDING, "up")
@@ -136,6 +140,13 @@ class Profile:
     """Values ``q_from_data`` accepts (ndarray: Q8F/Q8S only)."""
     packing: str = _one_of(c.PACKING, "lsb_first")
     """u32 packing order of sub-byte values."""
+    value_layout: str = _one_of(c.VALUE_LAYOUT, "bytes")
+    """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
+    0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
+    0.23.0-pre.1, ``oracle/packing.py``)."""
+    validates_data_length: bool = _flag()
+    """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
+    0.23.0-pre.1); before, only the reader's own checks applied."""
     stores_as_native: bool = _flag()
     """flex rewrites the scheme's store to Native after quantizing."""
     keeps_extra_scales: bool = _flag()
@@ -259,7 +270,22 @@ _FLEX_0_22_1 = _FLEX.with_(
     asserts_whole_blocks=True,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1)}
+_FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
+    name="burn-0.23.0-pre.1/flex",
+    description="burn-flex 0.23.0-pre.1: x / s in f32, clamped, then rounded half to even; E4M3/E5M2/E2M1 "
+                "through burn's fp8/fp4 types; packed stores packed in padded lines; quantize asserts whole blocks",
+    tie="even",
+    division="divide",
+    clamp="before_round",
+    saturate_codes_to_i8=False,
+    float_codes="format",
+    stores_as_native=False,
+    value_layout="packed_lines",
+    validates_data_length=True,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,
+                                                     _FLEX_0_23_0_PRE_1)}
 DEFAULT_PROFILE = _NDARRAY.name
 
 

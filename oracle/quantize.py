@@ -24,12 +24,12 @@ import numpy as np
 
 from .blocks import BlockLayout
 from .calibration import compute_range
-from .choices import BLOCK_LAYOUT, CLAMP, DIVISION, KERNEL, NAN_CODE, TWO_LEVEL_DIVISION
+from .choices import BLOCK_LAYOUT, CLAMP, DIVISION, FLOAT_CODES, KERNEL, NAN_CODE, TWO_LEVEL_DIVISION
 from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, dtype_name
+from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, dtype_name, minifloat_codes
 from .scales import effective_guard, stored_scales
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, list_debug, shape_debug
 from .support import check_quantize
@@ -107,8 +107,32 @@ def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> n
     a, b = scheme.value.range()
     if not scheme.value.is_float:
         return _encode_int(v, a, b, profile)
+    return FLOAT_ENCODERS[profile.float_codes](v, scheme, profile)
+
+
+def _clamp_then_round(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """``round(clamp(v, a, b))`` (flex >= 0.23.0-pre.1, ``burn-flex/src/quant_codes.rs:20-43``). The bounds are
+    integers and burn's minifloat conversions saturate, so this differs from rounding first only where the
+    rounding is undefined: burn's half-even shift ``v + 1.5*2^23 - 1.5*2^23`` turns an infinite ``v`` into NaN,
+    and so into code 0, unless it is clamped first (to ``±b``)."""
+    a, b = scheme.value.range()
+    np.clip(v, np.float32(a), np.float32(b), out=v)
+    return _round_then_clamp(v, scheme, profile)
+
+
+def _integer_float_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """A minifloat value's scaled values rounded to integers like any value's, then stored (``store_codes``)."""
+    a, b = scheme.value.range()
     r = np.clip(ROUNDERS[profile.tie](v), np.float32(a), np.float32(b))
     return store_codes(nan_codes(r, b, profile), scheme, profile)
+
+
+def _format_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """burn's own minifloat conversion of each scaled value; its NaN codes are the conversion's, not ``nan_code``'s."""
+    return minifloat_codes(v, scheme.value)
+
+
+FLOAT_ENCODERS = FLOAT_CODES.steps({"integer": _integer_float_codes, "format": _format_codes})
 
 
 def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
@@ -120,7 +144,7 @@ def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarr
     return nan_codes(v, b, profile).astype(np.int8)
 
 
-ENCODERS = CLAMP.steps({"after_round": _round_then_clamp})
+ENCODERS = CLAMP.steps({"after_round": _round_then_clamp, "before_round": _clamp_then_round})
 
 
 def nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:

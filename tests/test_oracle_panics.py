@@ -242,6 +242,29 @@ def test_gpu_scale_panics():
            o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, lookup), profile=CUBECL)
 
 
+FLEX_0_23 = "burn-0.23.0-pre.1/flex"
+
+
+def test_packed_layout_panics_of_burn_0_23():
+    """burn-std 0.23.0-pre.1: the length checks of TensorData::from_bytes and split_values_off, and PackedOrder's
+    dim check (messages written out from data/tensor/base.rs:55-86 and quantization/{base,packing}.rs)."""
+    q8s = Q8S_TEXT
+    raises("data.invalid_length",
+           f"Shape [4] with dtype QFloat({q8s}) is invalid for input of size 9 bytes",
+           o.from_bytes, np.zeros(9, np.uint8), (4,), Q8S, profile=FLEX_0_23, validated=True)
+    packed_d1 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1))
+    packed_text = "QuantScheme { value: Q4S, store: PackedU32(1), mode: Symmetric, tensor: None, block: None }"
+    raises("data.invalid_layout", f"Quantized layout for shape [8] and dtype QFloat({packed_text}) is invalid",
+           o.from_bytes, np.zeros(12, np.uint8), (8,), packed_d1, profile=FLEX_0_23, validated=True)
+    raises("bytes.packed_dim_rank", "a store packed along dim 1 from the innermost needs more than 1 dims",
+           o.to_bytes, o.QTensor(np.zeros(8, np.int8), ONE, None, packed_d1), profile=FLEX_0_23)
+    packed_text = packed_text.replace("PackedU32(1)", "PackedU32(0)")
+    raises("bytes.values_length",
+           "assertion `left == right` failed: the values of a Shape { dims: [9] } tensor under "
+           f"{packed_text} take 8 bytes, not 4\n  left: 4\n right: 8",
+           o.unpack_u32, np.array([0x76543210], np.uint32), QuantValue.Q4S, 9, profile=FLEX_0_23)
+
+
 def test_every_reachable_catalogue_code_has_a_test():
     """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
     tested = set(re.findall(r'raises\(\s*"([a-z0-9_.]+)"', Path(__file__).read_text()))

@@ -95,8 +95,10 @@ def test_the_reference_vocabulary_holds_no_mutant_value():
     a real profile or documented as a real behaviour (and the mutants' values are not among them)."""
     from conformance import mutants
 
-    reference = {"clamp": {"after_round"}, "scale_rounding": {"up"}, "two_level_division": {"product"},
-                 "block_layout": {"nd"}, "packing": {"lsb_first"}, "normalized_dtype": {"tensor"}}
+    reference = {"clamp": {"after_round", "before_round"}, "scale_rounding": {"up"},
+                 "two_level_division": {"product"}, "block_layout": {"nd"}, "packing": {"lsb_first"},
+                 "normalized_dtype": {"tensor"},
+                 "value_layout": {"bytes", "packed_lines"}}
     for m in mutants.MUTANTS.values():
         for field, value in m.changes:
             if field in reference:

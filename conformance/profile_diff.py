@@ -1,0 +1,161 @@
+"""``qconform profiles --diff A B``: the vectors whose expected outcome differs between two profiles, grouped by the
+profile field that causes the difference.
+
+Both profiles' expectations are already in the suite; the cause is found by substitution: profile ``A`` with one
+field set to ``B``'s value is run through the oracle on the vector, and a field *explains* the vector when that
+one substitution gives ``B``'s outcome. A vector no single field explains is grouped under the fields that each
+move its outcome (they only explain it together), or under every differing field when none does on its own.
+A profile is data, so the substitution needs no second code path (the mutants work the same way).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import itertools
+import json
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import oracle
+from oracle import Profile, choices, get_profile
+
+from .coverage import _same
+from .vectors import Expected, Suite, Vector
+
+# Fields that name a profile rather than describe a behaviour.
+_IDENTITY = ("name", "description", "release", "backend")
+
+
+@dataclass
+class Group:
+    fields: tuple[str, ...]
+    changes: tuple[tuple[str, object, object], ...]
+    explanation: str
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return " + ".join(self.fields)
+
+
+def field_docs() -> dict[str, str]:
+    """Each ``Profile`` field's docstring, on one line."""
+    body = ast.parse(inspect.getsource(Profile)).body[0].body
+    return {node.target.id: " ".join(str(after.value.value).split())
+            for node, after in itertools.pairwise(body)
+            if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)}
+
+
+def explain(name: str, new_value, docs: dict[str, str]) -> str:
+    """One line on what a field's new value means: its meaning in the field's vocabulary (``oracle.choices``),
+    or the first sentence of the field's docstring for a flag or a set."""
+    choice = CHOICES.get(name)
+    if choice is not None and isinstance(new_value, str) and new_value in choice.meanings:
+        return f"{name}={new_value}: {choice.meanings[new_value]}"
+    return f"{name}: {docs.get(name, '').split('. ')[0].rstrip('.')}"
+
+
+CHOICES = {v.field: v for v in vars(choices).values() if isinstance(v, choices.Choice)}
+
+
+def differing_fields(a: Profile, b: Profile) -> list[str]:
+    return [f.name for f in dataclasses.fields(Profile)
+            if f.name not in _IDENTITY and getattr(a, f.name) != getattr(b, f.name)]
+
+
+def _outcome(vector: Vector, profile: Profile):
+    inputs = {k: np.array(v, copy=True) for k, v in vector.inputs.items()}
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return oracle.run(vector.op, vector.params, inputs, profile=profile)
+    except oracle.BurnPanic as p:
+        return p
+    except oracle.UndefinedBehaviour as u:
+        return u
+
+
+def _matches(got, exp: Expected) -> bool:
+    """Whether an oracle outcome is ``exp`` (outputs under its comparison contract, or the same panic)."""
+    if isinstance(got, oracle.BurnPanic):
+        return exp.error is not None and (exp.error["code"], exp.error["message"]) == (got.code, got.message)
+    if isinstance(got, Exception):
+        return False
+    return exp.error is None and _same(exp, got)
+
+
+def expectations_differ(a: Expected, b: Expected) -> bool:
+    if a.error is not None or b.error is not None:
+        return a.error is None or b.error is None or (a.error["code"], a.error["message"]) != (
+            b.error["code"], b.error["message"])
+    got = dict(b.outputs) | dict(b.values)
+    return not (_same(a, got) and _same(b, dict(a.outputs) | dict(a.values)))
+
+
+def cause(vector: Vector, a: Profile, b: Profile, fields: list[str]) -> tuple[str, ...]:
+    """The field(s) of ``a`` that, set to ``b``'s values, turn ``a``'s outcome of ``vector`` into ``b``'s."""
+    exp_a, exp_b = vector.expected[a.name], vector.expected[b.name]
+    explains, moves = [], []
+    for name in fields:
+        got = _outcome(vector, a.with_(**{name: getattr(b, name)}))
+        if _matches(got, exp_b):
+            explains.append(name)
+        elif not _matches(got, exp_a):
+            moves.append(name)
+    return tuple(explains[:1] or moves or fields)
+
+
+def diff(suite: Suite, a: str | Profile, b: str | Profile) -> tuple[list[Group], int]:
+    """The groups of vectors whose expectations differ between ``a`` and ``b`` (largest group first), and the
+    number of vectors compared."""
+    pa, pb = get_profile(a), get_profile(b)
+    for p in (pa, pb):
+        if p.name not in suite.profiles:
+            raise KeyError(f"the suite has no expectations for profile {p.name!r}")
+    fields = differing_fields(pa, pb)
+    docs = field_docs()
+    groups: dict[tuple[str, ...], Group] = {}
+    for vector in suite.vectors:
+        if not expectations_differ(vector.expected[pa.name], vector.expected[pb.name]):
+            continue
+        key = cause(vector, pa, pb, fields)
+        if key not in groups:
+            changes = tuple((f, getattr(pa, f), getattr(pb, f)) for f in key)
+            groups[key] = Group(key, changes, "; ".join(explain(f, getattr(pb, f), docs) for f in key))
+        groups[key].aliases.append(vector.alias)
+    return sorted(groups.values(), key=lambda g: (-len(g.aliases), g.key)), len(suite.vectors)
+
+
+def _show(value) -> str:
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(sorted(value)) + "}"
+    return json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+
+
+def format_text(a: str, b: str, groups: list[Group], total: int, *, examples: int = 3) -> str:
+    n = sum(len(g.aliases) for g in groups)
+    lines = [f"{n} of {total} vectors expect a different outcome under {b} than under {a}"]
+    for g in groups:
+        change = "; ".join(f"{f}: {_show(x)} -> {_show(y)}" for f, x, y in g.changes)
+        lines.append(f"\n{len(g.aliases):>4}  {change}")
+        lines.append(f"      {g.explanation}")
+        shown = ", ".join(g.aliases[:examples]) + (", ..." if len(g.aliases) > examples else "")
+        lines.append(f"      e.g. {shown}")
+    return "\n".join(lines)
+
+
+def to_json(a: str, b: str, groups: list[Group], total: int) -> dict:
+    return {"a": a, "b": b, "vectors": total, "differ": sum(len(g.aliases) for g in groups),
+            "groups": [{"fields": list(g.fields),
+                        "changes": [{"field": f, "a": _jsonable(x), "b": _jsonable(y)} for f, x, y in g.changes],
+                        "explanation": g.explanation, "count": len(g.aliases), "vectors": g.aliases}
+                       for g in groups]}
+
+
+def _jsonable(value):
+    return sorted(value) if isinstance(value, frozenset) else value
