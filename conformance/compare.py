@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import tensorio
-from .protocol import Error, Fault, Outcome, Result
+from .protocol import Error, Fault, Outcome, Result, scheme_of
 
 FIRST = 8  # differing elements shown per output
 
@@ -54,20 +54,17 @@ class Verdict:
 
 def scheme_text(params: dict) -> str:
     """A compact one-line description of a vector's scheme (or of its scale dtype / value)."""
-    s = params.get("scheme")
-    if not isinstance(s, dict):
+    s = scheme_of(params)
+    if s is None:
         return " ".join(f"{k}={params[k]}" for k in ("dtype", "value") if k in params) or "-"
-    store = s.get("store")
-    store = store if isinstance(store, str) else ",".join(f"{k}({v})" for k, v in (store or {}).items())
-    parts = [s.get("value", "?"), store, s.get("mode", "?")]
-    if s.get("tensor"):
-        parts.append(f"tensor-scale {s['tensor']}")
-    block = s.get("block")
-    if isinstance(block, dict):
-        parts.append(f"block {'x'.join(map(str, block.get('size', [])))} {block.get('dtype')}")
+    parts = [s.value.name, s.store.debug(), s.mode.name]
+    if s.tensor is not None:
+        parts.append(f"tensor-scale {s.tensor.name}")
+    if s.block is not None:
+        parts.append(f"block {'x'.join(map(str, s.block.size.dims))} {s.block.dtype.name}")
     else:
         parts.append("per-tensor")
-    return " ".join(map(str, parts))
+    return " ".join(parts)
 
 
 # ---- judging --------------------------------------------------------------------------------------------
@@ -93,7 +90,7 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
         how = " (inferred from the message)" if actual["code_inferred"] else ""
         v.message = f"{head}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
         return v
-    diffs = diff_outputs(vector, exp, outcome)
+    diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector)
     if not diffs:
         v.status = PASSED
         return v
@@ -140,27 +137,46 @@ def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bo
 
 # ---- output comparison ----------------------------------------------------------------------------------
 
-def diff_outputs(vector, exp, result: Result) -> list[dict]:
-    """Every way the result differs from the expectation; an empty list means it conforms."""
+def expected_outcome(exp) -> Result | Error:
+    """A vector's expectation under one profile, as the outcome a conforming backend returns."""
+    if exp.error is not None:
+        return Error(exp.error["code"], exp.error["message"])
+    return Result(exp.outputs, exp.values)
+
+
+def same_outcome(want: Outcome, got: Outcome, contract: dict, vector=None) -> bool:
+    """Whether two outcomes are the same answer under a vector's comparison ``contract``: errors by their code,
+    results output by output (exact, or the contract's tolerance) and value by value. A fault, or an error
+    without a code, is never the same as anything. The mutation gate and the diagnosis both ask this."""
+    if isinstance(want, Error) and isinstance(got, Error):
+        return want.code is not None and want.code == got.code
+    if isinstance(want, Result) and isinstance(got, Result):
+        return not diff_results(want, got, contract, vector)
+    return False
+
+
+def diff_results(want: Result, got: Result, contract: dict, vector=None) -> list[dict]:
+    """Every way the result ``got`` differs from ``want`` under the comparison ``contract``; an empty list means
+    it conforms."""
     diffs = []
-    for name, want in exp.outputs.items():
-        got = result.outputs.get(name)
-        if got is None:
+    for name, expected in want.outputs.items():
+        actual = got.outputs.get(name)
+        if actual is None:
             diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
             continue
-        d = diff_tensor(name, want, got, exp.compare.get(name), vector)
+        d = diff_tensor(name, expected, actual, contract.get(name), vector)
         if d:
             diffs.append(d)
-    for name in sorted(set(result.outputs) - set(exp.outputs)):
+    for name in sorted(set(got.outputs) - set(want.outputs)):
         diffs.append({"output": name, "problem": "unexpected",
-                      "text": f"unexpected output {name!r} ({_shape_dtype(result.outputs[name])})"})
-    for name, want in exp.values.items():
-        got = result.values.get(name, _MISSING)
-        if got is _MISSING or _canon(got) != _canon(want):
-            shown = "missing" if got is _MISSING else json.dumps(got)
-            diffs.append({"output": name, "problem": "value", "expected": want,
-                          "actual": None if got is _MISSING else got,
-                          "text": f"value {name!r}: expected {json.dumps(want)}, actual {shown}"})
+                      "text": f"unexpected output {name!r} ({_shape_dtype(got.outputs[name])})"})
+    for name, expected in want.values.items():
+        actual = got.values.get(name, _MISSING)
+        if actual is _MISSING or _canon(actual) != _canon(expected):
+            shown = "missing" if actual is _MISSING else json.dumps(actual)
+            diffs.append({"output": name, "problem": "value", "expected": expected,
+                          "actual": None if actual is _MISSING else actual,
+                          "text": f"value {name!r}: expected {json.dumps(expected)}, actual {shown}"})
     return diffs
 
 
@@ -227,8 +243,8 @@ def _element_report(name, want, got, bad, vector, contract: str) -> dict:
 
 def _code_kind(name: str, want: np.ndarray, vector) -> str | None:
     """'E4M3' etc. when an I8 output holds fp8/fp4 bit patterns rather than integers."""
-    scheme = vector.params.get("scheme") if vector else None
-    value = scheme.get("value") if isinstance(scheme, dict) else (vector.params.get("value") if vector else None)
+    scheme = scheme_of(vector.params) if vector else None
+    value = scheme.value.name if scheme is not None else (vector.params.get("value") if vector else None)
     return value if want.dtype == np.int8 and value in CODE_FIELDS else None
 
 

@@ -1,8 +1,10 @@
 """Diagnosis of a failing vector: which known variant the backend's answer matches, and the first wrong stage.
 
 Candidates are the oracle's other profiles and the registered mutants (conformance.mutants): each is run on
-the failing vector and compared bit-exactly with what the backend returned. Across a run, a candidate that
-explains every failure is the likely cause ("matches mutant ties-even: ties rounded to even").
+the failing vector and compared with what the backend returned, under the vector's comparison contract (the
+same question the mutation gate asks). Across a run, a candidate that explains every failure is the likely cause
+("matches mutant ties-even: ties rounded to even"); among equally good ones, :func:`rank` puts the most specific
+first.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import oracle
+
 from . import compare
+from .backends.oracle import run_oracle
+from .mutants import MUTANTS
 from .protocol import Error, Fault, Result
 
 
@@ -25,41 +31,14 @@ class Candidate:
 
 
 def oracle_candidates(judged_profile: str) -> list[Candidate]:
-    """The oracle's profiles other than the judged one, then the mutants; empty if neither is importable."""
-    out = []
-    try:
-        import oracle
-        profiles = oracle.profiles()
-    except (ImportError, AttributeError):  # no oracle (or a partial one): diagnose without candidates
-        return out
-    from .backends.oracle import OracleAdapter
-    from .backends.python import PythonBackend
-
+    """The oracle's profiles other than the judged one, then the mutants."""
     def runner(profile):
-        backend = PythonBackend(OracleAdapter(profile, "candidate", "candidate"), "candidate")
-        return backend.run
+        return lambda op, params, inputs: run_oracle(op, params, inputs, profile)
 
-    for name, desc in profiles.items():
-        if name != judged_profile:
-            out.append(Candidate(f"profile {name}", desc, runner(name)))
-    try:
-        from .mutants import MUTANTS
-    except ImportError:
-        MUTANTS = {}
-    for name, m in sorted(MUTANTS.items()):
-        out.append(Candidate(f"mutant {name}", m.description, runner(m.profile)))
+    out = [Candidate(f"profile {name}", p.description, runner(name))
+           for name, p in oracle.PROFILES.items() if name != judged_profile]
+    out += [Candidate(f"mutant {name}", m.description, runner(m.profile)) for name, m in sorted(MUTANTS.items())]
     return out
-
-
-def same_outcome(a, b) -> bool:
-    """Bit-exact equality of two outcomes (errors: same code)."""
-    if isinstance(a, Error) and isinstance(b, Error):
-        return a.code is not None and a.code == b.code
-    if not (isinstance(a, Result) and isinstance(b, Result)) or set(a.outputs) != set(b.outputs):
-        return False
-    if compare._canon(a.values) != compare._canon(b.values):
-        return False
-    return all(compare.diff_tensor(k, a.outputs[k], b.outputs[k], None, None) is None for k in a.outputs)
 
 
 def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Candidate]) -> dict:
@@ -67,7 +46,9 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
         return {"matches": [], "descriptions": {}, "stage": None}
     if isinstance(outcome, Error) and outcome.code is None:
         outcome = Error(verdict.details.get("actual_error", {}).get("code"), outcome.message)
-    matches = [c for c in candidates if same_outcome(c.run(vector.op, vector.params, vector.inputs), outcome)]
+    contract = vector.expected[profile].compare
+    matches = [c for c in candidates
+               if compare.same_outcome(c.run(vector.op, vector.params, vector.inputs), outcome, contract, vector)]
     return {"matches": [c.name for c in matches], "descriptions": {c.name: c.description for c in matches},
             "stage": first_wrong_stage(vector, vector.expected[profile], outcome, verdict)}
 
@@ -82,14 +63,16 @@ def first_wrong_stage(vector, exp, outcome, verdict) -> str | None:
     wrong = {d["output"]: d for d in verdict.details.get("outputs", [])}
     ordered = sorted(wrong, key=lambda n: STAGE_ORDER.index(n) if n in STAGE_ORDER else len(STAGE_ORDER))
     first = ordered[0]
-    got, inter = outcome.outputs.get(first), exp.intermediates
+    got, st = outcome.outputs.get(first), exp.stages
     if first in ("scales", "global") and got is not None:
-        for stage in ("raw_scales", "normalized_scales", "rounded_scales", "effective_scales", "global"):
-            if stage in inter and _equal(inter[stage], got):
+        for stage, value in (("raw_scales", st.raw_scales), ("normalized_scales", st.normalized_scales),
+                             ("rounded_scales", st.rounded_scales), ("effective_scales", st.effective_scales),
+                             ("global", st.global_scale)):
+            if value is not None and _equal(value, got):
                 return f"{first}: equal the '{stage}' intermediate, not the stored scales"
         return f"{first} (scale computation or rounding to the scale dtype)"
-    if first == "codes" and got is not None and "scaled" in inter:
-        return "codes (scales are right): " + _rounding_signature(inter["scaled"], exp.outputs["codes"], got)
+    if first == "codes" and got is not None and st.scaled is not None:
+        return "codes (scales are right): " + _rounding_signature(st.scaled, exp.outputs["codes"], got)
     return first
 
 
@@ -122,18 +105,17 @@ def summarize(verdicts) -> list[dict]:
     desc = {k: d for v in diagnosed for k, d in v.diagnosis.get("descriptions", {}).items()}
     stages = Counter(v.diagnosis["stage"] for v in diagnosed if v.diagnosis.get("stage"))
     judged = diagnosed[0].profile
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], _specificity(item[0], judged), item[0]))
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], rank(item[0], judged), item[0]))
     out = [{"candidate": c, "description": desc.get(c, ""), "explains": n, "of": len(diagnosed)} for c, n in ranked]
     out += [{"stage": s, "vectors": n, "of": len(diagnosed)} for s, n in stages.most_common(5)]
     return out
 
 
-def _specificity(candidate: str, judged: str) -> int:
-    """Among candidates explaining as many failures: a one-rule mutant of the judged profile names the rule
-    (0), another profile names a backend (1), a mutant of another profile is the least direct (2)."""
+def rank(candidate: str, judged: str) -> int:
+    """How specific a candidate explanation is (lower first): a one-rule mutant of the judged profile names the
+    rule (0), another profile names a backend (1), a mutant of another profile is the least direct (2)."""
     kind, _, name = candidate.partition(" ")
     if kind == "mutant":
-        from .mutants import MUTANTS
         return 0 if name in MUTANTS and MUTANTS[name].base == judged else 2
     return 1
 

@@ -19,19 +19,19 @@ import re
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
 import oracle
-from oracle import BlockLayout, BurnPanic, QuantScheme, get_profile
+from oracle import BlockLayout, QuantScheme, Stages, get_profile
 
 from . import tensorio
+from .backends.oracle import run_oracle
 from .cases import Case
-from .protocol import ProtocolError, split_outputs
-from .tags import AUTO_CLASSES, data_tags, outcome_tags, structural_tags
+from .protocol import Error, Fault, ProtocolError
+from .tags import VALUE_CLASSES, data_tags, outcome_tags, structural_tags
 from .vectors import KNOWN_OPS, vector_id, write_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,27 +118,22 @@ def validate(c: Case) -> None:
 # ---- one profile's expectation ---------------------------------------------------------------------------
 
 def expect(c: Case, profile: str) -> dict:
-    """``{"error": {code, message}}`` or ``{"outputs", "values", "compare", "intermediates"}``."""
-    inputs = {k: np.array(v, copy=True) for k, v in c.inputs.items()}  # the oracle may work in place
+    """``{"error": {code, message}}`` or ``{"outputs", "values", "compare", "stages"}``."""
+    stages = Stages()
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            trace: dict = {}
-            result = oracle.run(c.op, c.params, inputs, profile=profile, trace=trace)
-    except BurnPanic as p:
-        return {"error": {"code": p.code, "message": p.message}}
+        split = run_oracle(c.op, c.params, c.inputs, profile, stages=stages)
+    except ProtocolError as e:  # the oracle's answer fails the validation a python backend's answer gets
+        raise CaseError(f"case {c.alias!r} under {profile}: {e}") from None
     except Exception as e:
         raise CaseError(f"case {c.alias!r}: the oracle failed under {profile} with {type(e).__name__}: {e}") from e
-    try:
-        split = split_outputs(result)  # the same validation a python backend's answer gets
-    except ProtocolError as e:
-        raise CaseError(f"case {c.alias!r} under {profile}: {e}") from None
+    if isinstance(split, Error):
+        return {"error": {"code": split.code, "message": split.message}}
+    if isinstance(split, Fault):
+        raise CaseError(f"case {c.alias!r} under {profile}: {split.detail} (no vector can expect it)")
     outputs = {name: np.ascontiguousarray(v) for name, v in split.outputs.items()}
     values = {name: _canonical_json(v, f"case {c.alias!r}: value {name!r}") for name, v in split.values.items()}
-    # The oracle's own stages of this very run: what the expectation is made of, for locating a divergence.
-    stages = {name: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for name, v in trace.items()}
-    return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs),
-            "intermediates": stages}
+    # The oracle's own stages of this very run (what the expectation is made of), for locating a divergence.
+    return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs), "stages": stages}
 
 
 def _contracts(c: Case, profile: str, outputs: dict) -> dict:
@@ -211,7 +206,7 @@ def build(suite: str = "core") -> list[dict]:
         derived = structural_tags(c) | data_tags(c, entries) | outcome_tags(entries)
         declared = set(c.tags)
         checkable = c.op in ("quantize", "quantize_dynamic")
-        missing = {t for t in declared if checkable and t.startswith("class:") and t[6:] in AUTO_CLASSES} - derived
+        missing = {t for t in declared if checkable and t.startswith("class:") and t[6:] in VALUE_CLASSES} - derived
         if missing:
             raise CaseError(f"case {c.alias!r} declares {sorted(missing)} but its data does not show it")
         vectors.append({"alias": c.alias, "op": c.op, "params": params, "inputs": c.inputs,

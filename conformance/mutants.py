@@ -18,7 +18,8 @@ import numpy as np
 from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
 from oracle.codec import PackedLines
-from oracle.quantize import ENCODERS, divide, nan_codes, store_codes
+from oracle.encode import ENCODERS, nan_codes, store_codes
+from oracle.quantize import divide
 from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
 from oracle.scales import effective_guard
 
@@ -64,15 +65,19 @@ def _bf16_on_f16_grid(scales, dtype, ue8m0):
     return round_up(scales, ScaleDtype.F16 if dtype is ScaleDtype.BF16 else dtype, ue8m0=ue8m0)
 
 
-def _sequential(per, glob, profile):
+def _sequential(spread, grid, glob, effective, profile):
     """``(x / s) / global`` instead of ``x / (global * s)``."""
     if glob is None:
-        return (lambda xc, ec: divide(xc, ec, profile)), effective_guard(per, profile)
-    return (lambda xc, pc: divide(divide(xc, effective_guard(pc, profile), profile), glob[0], profile)), per
+        return (lambda xc, ec: divide(xc, ec, profile)), spread(effective)
+    return ((lambda xc, sc: divide(divide(xc, effective_guard(sc, profile), profile), glob[0], profile)),
+            spread(grid))
 
 
 def _flat_chunks(grid, layout, scheme):
-    """Consecutive runs of ``block.num_elements()`` flat elements share a scale."""
+    """Consecutive runs of ``block.num_elements()`` flat elements share a scale (a per-tensor scheme has no
+    blocks to flatten)."""
+    if scheme.block_size() is None:
+        return layout.per_element(grid)
     numel = math.prod(layout.shape)
     run = np.repeat(np.asarray(grid).ravel(), scheme.block_size().num_elements())
     if run.size < numel:

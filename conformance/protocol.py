@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
+
 from . import tensorio
 
 PROTOCOL_VERSION = 1
@@ -172,20 +174,23 @@ class Capabilities:
         return None
 
 
+def scheme_of(params: dict) -> QuantScheme | None:
+    """The vector's scheme, parsed strictly (``QuantScheme.from_json``), or None if its op takes none."""
+    return None if "scheme" not in params else QuantScheme.from_json(params["scheme"])
+
+
 def needs(vector) -> dict[str, set[str]]:
     """What a vector asks of a backend, keyed like Capabilities (float dtypes in ops.md's lowercase)."""
     params = vector.params
     need: dict[str, set[str]] = {"ops": {vector.op}}
-    scheme = params.get("scheme")
-    if isinstance(scheme, dict):
-        need["values"] = {scheme.get("value", "Q8F")}
-        store = scheme.get("store", {"PackedU32": 0})
-        need["stores"] = {store if isinstance(store, str) else next(iter(store), "?")}
-        need["modes"] = {scheme.get("mode", "Symmetric")}
-        scale = {scheme["tensor"]} if scheme.get("tensor") else set()
-        if isinstance(scheme.get("block"), dict):
-            scale.add(scheme["block"].get("dtype", "F32"))
-        need["scale_dtypes"] = scale
+    scheme = scheme_of(params)
+    if scheme is not None:
+        need["values"] = {scheme.value.name}
+        need["stores"] = {scheme.store.kind}
+        need["modes"] = {scheme.mode.name}
+        # The levels the scheme sets (a scheme without any sets none, though it scales per tensor in F32).
+        need["scale_dtypes"] = {level.name for level in (scheme.tensor, scheme.block and scheme.block.dtype)
+                                if level is not None}
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")

@@ -7,6 +7,8 @@ loaded and checked: bad input fails before any backend is called.
 
 from __future__ import annotations
 
+from oracle import classify_panic
+
 from . import compare, diagnose
 from .backends import open_backend
 from .compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED, Verdict
@@ -15,14 +17,6 @@ from .expectations import Expectations
 
 class RunnerError(Exception):
     """A run that cannot start (unknown profile, backend that fails its handshake, ...)."""
-
-
-def _classifier():
-    try:
-        from oracle import classify_panic
-        return classify_panic
-    except ImportError:
-        return None
 
 
 class Runner:
@@ -35,7 +29,7 @@ class Runner:
         self.expectations = expectations or Expectations.empty()
         self.strict_messages, self.want_diagnosis, self.timeout = strict_messages, diagnose, timeout
         self.backend, self.profile, self._candidates = backend, profile, candidates
-        self._classify, self._started = _classifier(), False
+        self._classify, self._started = classify_panic, False
 
     def start(self):
         """Open the backend and settle the profile (--profile, else the one the backend claims)."""

@@ -12,23 +12,17 @@ import math
 import numpy as np
 
 import oracle
-from oracle import BlockLayout, QuantScheme, get_profile
+from oracle import BlockLayout, QuantScheme, Stages, get_profile
+from oracle.vocabulary import level
 
 from . import tensorio
 from .cases import Case
 
-AUTO_CLASSES = frozenset({
-    "signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg", "tie-odd-pos",
-    "tie-odd-neg", "tie-neighbour", "almost-half", "saturate", "on-grid", "zero-block", "zero-scale",
-    "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split",
-})
+# The value classes a vector's data shows (``class:...`` tags), every one derived from the data by data_tags.
+VALUE_CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg",
+                 "tie-odd-pos", "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block",
+                 "zero-scale", "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
 _REFERENCE_ORDER = ("ndarray", "cubecl", "flex")
-
-
-def _level(scheme: QuantScheme) -> str:
-    if scheme.block_size() is None:
-        return "tensor"
-    return "two-level" if scheme.global_scale_dtype() is not None else "block"
 
 
 def structural_tags(c: Case) -> set[str]:
@@ -36,7 +30,7 @@ def structural_tags(c: Case) -> set[str]:
     p = c.params
     if "scheme" in p:
         s = QuantScheme.from_json(p["scheme"])
-        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{_level(s)}",
+        tags |= {f"value:{s.value.name}", f"store:{s.store.kind}", f"mode:{s.mode.name}", f"level:{level(s)}",
                  f"scale:{s.scale_dtype().name}"}
         if s.global_scale_dtype() is not None:
             tags.add(f"global:{s.global_scale_dtype().name}")
@@ -146,11 +140,11 @@ def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
     ref = None
     for backend in _REFERENCE_ORDER:
         for name, e in entries.items():
-            stages = e.get("intermediates") or {}
-            if get_profile(name).backend == backend and "scaled" in stages:
+            stages = e.get("stages")
+            if get_profile(name).backend == backend and stages is not None and stages.scaled is not None:
                 ref = ref or stages
     for e in entries.values():
-        r = (e.get("intermediates") or {}).get("rounded_scales")
+        r = e["stages"].rounded_scales if "stages" in e else None
         if r is not None and r.size:
             if np.any(r == 0):
                 tags.add("zero-scale")
@@ -168,14 +162,14 @@ def _per_element(grid: np.ndarray, shape: tuple, scheme: QuantScheme) -> np.ndar
     if size is None:
         return np.broadcast_to(grid.ravel()[0], shape)
     layout = BlockLayout(shape, size)
-    return layout.spread(grid.ravel()[: layout.num_blocks()])
+    return layout.spread(grid.ravel()[: layout.block_count()])
 
 
-def _scaled_classes(ref: dict, x: np.ndarray, scheme: QuantScheme, a: float, b: float) -> set[str]:
+def _scaled_classes(ref: Stages, x: np.ndarray, scheme: QuantScheme, a: float, b: float) -> set[str]:
     """Classes of the divided values ``x / e`` (the reference profile's ``scaled`` stage), and whether the
     division forms burn's backends use would round some element differently."""
     tags: set[str] = set()
-    v = ref["scaled"].ravel()
+    v = ref.scaled.ravel()
     fin = np.isfinite(v)
     av = np.abs(v)
     fl = np.floor(av)
@@ -199,14 +193,14 @@ def _scaled_classes(ref: dict, x: np.ndarray, scheme: QuantScheme, a: float, b: 
     if nonzero.sum() >= 2 and np.all(v[fin] == np.trunc(v[fin])) and np.all(fin):
         tags.add("on-grid")
     x32 = x.astype(np.float32).ravel()
-    e = _per_element(ref["effective_scales"], x.shape, scheme).ravel()
+    e = _per_element(ref.effective_scales, x.shape, scheme).ravel()
     div = np.clip(_round_away(x32 / e), a, b)
     rec = np.clip(_round_away(x32 * (np.float32(1) / e)), a, b)
     if np.any((div != rec) & np.isfinite(div) & np.isfinite(rec)):
         tags.add("reciprocal-split")
-    if "global" in ref:
-        g = ref["global"].ravel()[0]
-        s_el = _per_element(ref["rounded_scales"], x.shape, scheme).ravel()
+    if ref.global_scale is not None:
+        g = ref.global_scale.ravel()[0]
+        s_el = _per_element(ref.rounded_scales, x.shape, scheme).ravel()
         seq = np.clip(_round_away((x32 / s_el) / g), a, b)
         prod = np.clip(_round_away(x32 / (g * s_el)), a, b)
         if np.any((seq != prod) & np.isfinite(seq) & np.isfinite(prod)):

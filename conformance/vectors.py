@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle.scheme import QuantScheme
+from oracle.stages import Stages
+from oracle.vocabulary import OPS
+
 from . import tensorio
 
 FORMAT, FORMAT_VERSION = "qconform-vectors", 1
-# The operations of docs/ops.md, in its order (the oracle's `oracle.OPS` serves the same names).
-OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
-       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 
@@ -47,7 +47,8 @@ class Expected:
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict = field(default_factory=dict)
     compare: dict = field(default_factory=dict)
-    intermediates: dict[str, np.ndarray] = field(default_factory=dict)
+    stages: Stages = field(default_factory=Stages)
+    """The oracle's stages of this expectation (the format's ``intermediates``), for diagnosis only."""
     error: dict | None = None
 
 
@@ -69,7 +70,7 @@ class Vector:
                 "inputs": self.inputs, "tags": self.tags, "spec": self.spec, "reason": self.reason,
                 "expected": {p: ({"error": e.error} if e.error is not None else
                                  {"outputs": e.outputs, "values": e.values, "compare": e.compare,
-                                  "intermediates": e.intermediates})
+                                  "stages": e.stages})
                              for p, e in self.expected.items()}}
 
 
@@ -207,6 +208,11 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
             fail(f"{key!r} must be a {kind.__name__}")
     if entry["op"] not in KNOWN_OPS:
         fail(f"unknown op {entry['op']!r} (known: {', '.join(sorted(KNOWN_OPS))})")
+    if "scheme" in entry["params"]:
+        try:
+            QuantScheme.from_json(entry["params"]["scheme"])
+        except ValueError as err:
+            fail(f"params.scheme: {err}")
 
     def ref(r, what: str) -> np.ndarray:
         if not isinstance(r, str) or "#" not in r:
@@ -259,7 +265,11 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
             fail(f"{where}.compare.{name}: kind must be one of {sorted(COMPARE_KINDS)}")
         if c["kind"] == "allclose" and not all(isinstance(c.get(k), (int, float)) for k in ("rtol", "atol")):
             fail(f"{where}.compare.{name}: allclose needs numeric 'rtol' and 'atol'")
-    return Expected(outputs, values, compare, refs(e.get("intermediates", {}), f"{where}.intermediates"))
+    try:
+        stages = Stages.from_intermediates(refs(e.get("intermediates", {}), f"{where}.intermediates"))
+    except ValueError as err:
+        fail(f"{where}.intermediates: {err}")
+    return Expected(outputs, values, compare, stages)
 
 
 # ---- writing --------------------------------------------------------------------------------------------
@@ -270,7 +280,7 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
     """Write a suite folder (manifest.json + shard-NNN.safetensors) and return the manifest.
 
     Each vector is a dict: ``alias, op, params, inputs: {name: ndarray}, expected: {profile: {"outputs":
-    {name: ndarray}, "values", "compare", "intermediates": {name: ndarray}} | {"error": {code, message}}}``
+    {name: ndarray}, "values", "compare", "stages": oracle.Stages} | {"error": {code, message}}}``
     and optionally ``tags, spec, reason`` (``id`` is computed). Inputs are stored as ``<id>/<name>``;
     expected tensors once per content as ``t/<sha256 prefix>``. Output is deterministic for equal input.
     """
@@ -291,8 +301,9 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
                 continue
             out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
                    "values": e.get("values", {}), "compare": e.get("compare", {})}
-            if e.get("intermediates"):
-                out["intermediates"] = {k: writer.put_shared(a) for k, a in e["intermediates"].items()}
+            intermediates = e["stages"].intermediates() if "stages" in e else {}
+            if intermediates:
+                out["intermediates"] = {k: writer.put_shared(a) for k, a in intermediates.items()}
             entry["expected"][profile] = out
         entries.append(entry)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "suite": suite,

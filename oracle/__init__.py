@@ -6,7 +6,7 @@ Each module is one concept of the spec (``burn-quant-semantics.md``): ``scheme``
 entry point the vectors and the reference backend use.
 """
 
-from .blocks import BlockLayout, num_params, params_shape
+from .blocks import BlockLayout
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
@@ -15,8 +15,10 @@ from .matmul import ternary_matmul
 from .ops import OPS, run
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles
 from .qparams import compute_q_params
-from .quantize import QTensor, quantize, quantize_dynamic, tensor_checks
-from .rounding import round_half_away, round_half_even
+from .qtensor import QTensor
+from .quantize import quantize, quantize_dynamic
+from .rounding import round_half_away, round_half_even, round_up
+from .scales import scale_to_dtype
 from .scheme import (
     NATIVE,
     BlockScale,
@@ -28,21 +30,9 @@ from .scheme import (
     ScaleDtype,
     quantizable,
 )
+from .stages import Stages
 
 __version__ = "0.1.0"
-
-
-def round_up(scales, dtype, *, profile=DEFAULT_PROFILE):
-    """``ScaleDtype::round_up`` as burn's ``scale_to_dtype`` applies it (§4.1): UE8M0 panics before burn 0.22.0."""
-    from .scales import scale_to_dtype
-
-    return scale_to_dtype(scales, dtype if isinstance(dtype, ScaleDtype) else ScaleDtype[dtype],
-                          get_profile(profile))
-
-
-def block_of(shape, block: BlockSize, index: int) -> int:
-    """Row-major element index → row-major block index (§1.8)."""
-    return BlockLayout(tuple(shape), block).block_of(index)
 
 
 __all__ = [
@@ -62,8 +52,8 @@ __all__ = [
     "QuantStore",
     "QuantValue",
     "ScaleDtype",
+    "Stages",
     "UndefinedBehaviour",
-    "block_of",
     "classify_panic",
     "compute_q_params",
     "compute_range",
@@ -72,9 +62,7 @@ __all__ = [
     "encode_scales",
     "from_bytes",
     "get_profile",
-    "num_params",
     "pack_u32",
-    "params_shape",
     "profiles",
     "quantizable",
     "quantize",
@@ -83,7 +71,7 @@ __all__ = [
     "round_half_even",
     "round_up",
     "run",
-    "tensor_checks",
+    "scale_to_dtype",
     "ternary_matmul",
     "to_bytes",
     "unpack_u32",

@@ -25,6 +25,12 @@ def num_params(shape: tuple[int, ...], scheme: QuantScheme) -> int:
     return math.prod(params_shape(shape, scheme))
 
 
+def layout_of(shape: tuple[int, ...], scheme: QuantScheme) -> BlockLayout | WholeTensor:
+    """The block layout of a block scheme; a per-tensor scheme is one block covering the tensor."""
+    size = scheme.block_size()
+    return WholeTensor(shape) if size is None else BlockLayout(shape, size)
+
+
 class BlockLayout:
     """``BlockLayout::new(shape, block)``: extents per axis and the block grid."""
 
@@ -33,7 +39,8 @@ class BlockLayout:
         self.block = block.to_dim_vec(len(self.shape))
         self.blocks = block.num_blocks(self.shape)
 
-    def num_blocks(self) -> int:
+    def block_count(self) -> int:
+        """How many blocks (scales) the tensor has: the product of ``BlockSize.num_blocks(shape)``."""
         return math.prod(self.blocks)
 
     def divides(self) -> bool:
@@ -73,3 +80,25 @@ class BlockLayout:
         """``x`` in the layout :meth:`per_element` broadcasts against."""
         return x.reshape(self.split_shape()) if self.divides() else x
 
+
+class WholeTensor:
+    """A per-tensor scheme's layout: one block covering the tensor (of any shape, empty included), with the
+    interface of :class:`BlockLayout`."""
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = tuple(int(d) for d in shape)
+
+    def block_count(self) -> int:
+        return 1
+
+    def divides(self) -> bool:
+        return True
+
+    def per_element(self, grid: np.ndarray) -> np.ndarray:
+        return np.asarray(grid).reshape([1] * len(self.shape))
+
+    def spread(self, grid: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(self.per_element(grid), self.shape)
+
+    def element_view(self, x: np.ndarray) -> np.ndarray:
+        return x

@@ -12,32 +12,35 @@ import math
 
 import numpy as np
 
-from .blocks import BlockLayout
+from .blocks import layout_of
 from .choices import FLOAT_CODES, KERNEL
 from .codec import from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
-from .scales import effective_guard
-from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
+from .scales import effective_scales
+from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
+from .stages import Stages
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
-               trace: dict | None = None) -> np.ndarray:
-    """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``trace`` receives the per-block
+               stages: Stages | None = None) -> np.ndarray:
+    """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``stages`` receives the per-block
     ``effective_scales`` the codes are multiplied by."""
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
-    if trace is not None:
-        grid = scales[:1] if qtensor.scheme.block_size() is None else scales
-        trace["effective_scales"] = effective_guard((np.float32(1) if glob is None else glob[0]) * grid, prof)
-    x = KERNELS[prof.kernel](codes, scales, glob, qtensor.scheme, out, prof)
+    layout = layout_of(codes.shape, qtensor.scheme)
+    effective = effective_scales(scales[: layout.block_count()], glob, prof)
+    if stages is not None:
+        stages.effective_scales = effective
+    values = VALUES[prof.kernel](codes, qtensor.scheme.value, prof)
+    x = PRODUCTS[prof.kernel](values, layout.spread(effective), glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
-        return x.astype(out).reshape(codes.shape)
+        return x.astype(out, copy=False).reshape(codes.shape)
 
 
 def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -61,48 +64,36 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     return values.reshape(shape), scales, glob
 
 
-def _cpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype,
-         profile: Profile) -> np.ndarray:
+def _cpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:
     """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end)."""
-    e = _effective(scales, glob, scheme, codes.shape, profile)
-    q = FLOAT_DECODERS[profile.float_codes](codes, scheme.value) if scheme.value.is_float else codes.astype(np.float32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return (e * q).astype(np.float32)
+    return np.multiply(e, q, dtype=np.float32)
 
 
-# What a minifloat value's code stands for: the integer itself, or (burn's own types) the format's value.
-FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
-                                    "format": minifloat_values})
-
-
-def _effective(scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, shape, profile: Profile):
-    """Per element: ndarray ``valid_scale(f32(global * s))``; flex ``f32(global * s)`` unguarded."""
-    if scheme.block_size() is None:
-        return effective_guard(scales[0], profile)
-    layout = BlockLayout(shape, scheme.block_size())
-    multiplier = np.float32(1.0) if glob is None else glob[0]
-    return layout.spread(effective_guard(multiplier * scales[: layout.num_blocks()], profile))
-
-
-
-def _gpu(codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, scheme: QuantScheme, out: np.dtype,
-         profile: Profile) -> np.ndarray:
-    """GPU (§6): one-level ``F(q) * F(inner)`` in the output dtype; two-level ``F(f32(q) * f32(global*inner))``;
-    float values decode their fp8/fp4 bit patterns."""
-    scales = effective_guard(scales, profile)
-    q = _gpu_values(codes, scheme.value)
-    size = scheme.block_size()
-    layout = None if size is None else BlockLayout(codes.shape, size)
-    per = scales[:1] if layout is None else layout.spread(scales[: layout.num_blocks()])
+def _gpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:
+    """GPU (§6): one-level ``F(q) * F(e)`` in the output dtype; two-level ``F(f32(q) * e)``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        if glob is None:
-            return (q.astype(out) * np.asarray(per).astype(out)).astype(out)
-        return (q * (glob[0] * per).astype(np.float32)).astype(np.float32)
+        if one_level:
+            return (q.astype(out) * np.asarray(e).astype(out)).astype(out)
+        return (q * e).astype(np.float32)
 
 
-def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+def _cpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
+    """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
+    says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
+    if value.is_float:
+        return FLOAT_DECODERS[profile.float_codes](codes, value)
+    return codes.astype(np.float32)
+
+
+def _gpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
+    """The GPU decodes a float value's fp8/fp4 bit pattern."""
     return minifloat_values(codes, value) if value.is_float else codes.astype(np.float32)
 
 
+# What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.
+FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
+                                    "format": minifloat_values})
+
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
-KERNELS = KERNEL.steps({"cpu": _cpu, "gpu": _gpu})
+VALUES = KERNEL.steps({"cpu": _cpu_values, "gpu": _gpu_values})
+PRODUCTS = KERNEL.steps({"cpu": _cpu_product, "gpu": _gpu_product})

@@ -18,9 +18,11 @@ from .dequantize import dequantize
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
-from .quantize import QTensor, quantize, quantize_dynamic, require_dtypes
+from .qtensor import QTensor
+from .quantize import quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
+from .stages import Stages
 
 Outputs = dict[str, object]
 
@@ -44,49 +46,49 @@ def _parts(inputs: dict, params: dict) -> QTensor:
                    _scheme(params))
 
 
-def _round_up(params, inputs, prof) -> Outputs:
+def _round_up(params, inputs, prof, stages) -> Outputs:
     return {"rounded": scale_to_dtype(inputs["scales"], ScaleDtype[params["dtype"]], prof)}
 
 
-def _encode_scales(params, inputs, prof) -> Outputs:
+def _encode_scales(params, inputs, prof, stages) -> Outputs:
     return {"bytes": encode_scales(inputs["scales"], ScaleDtype[params["dtype"]], profile=prof)}
 
 
-def _decode_scales(params, inputs, prof) -> Outputs:
+def _decode_scales(params, inputs, prof, stages) -> Outputs:
     return {"scales": decode_scales(inputs["bytes"], ScaleDtype[params["dtype"]], profile=prof)}
 
 
-def _compute_range(params, inputs, prof) -> Outputs:
+def _compute_range(params, inputs, prof, stages) -> Outputs:
     require_dtypes(prof, inputs["x"])
     lo, hi = compute_range(inputs["x"], _scheme(params), params.get("calibration", "minmax"), profile=prof)
     return {"min": lo, "max": hi}
 
 
-def _compute_q_params(params, inputs, prof, trace) -> Outputs:
+def _compute_q_params(params, inputs, prof, stages) -> Outputs:
     require_dtypes(prof, inputs["min"], inputs["max"])
-    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof, trace=trace)
+    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof, stages=stages)
     return {"scales": scales} if glob is None else {"scales": scales, "global": glob}
 
 
-def _quantize(params, inputs, prof, trace) -> Outputs:
+def _quantize(params, inputs, prof, stages) -> Outputs:
     qt = quantize(inputs["x"], _scheme(params), inputs["scales"], inputs.get("global"), profile=prof,
-                  checked=params.get("api", "tensor") == "tensor", trace=trace)
+                  checked=params.get("api", "tensor") == "tensor", stages=stages)
     return _qtensor_outputs(qt, prof)
 
 
-def _quantize_dynamic(params, inputs, prof, trace) -> Outputs:
-    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof, trace=trace), prof)
+def _quantize_dynamic(params, inputs, prof, stages) -> Outputs:
+    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof, stages=stages), prof)
 
 
-def _dequantize(params, inputs, prof, trace) -> Outputs:
-    return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, trace=trace)}
+def _dequantize(params, inputs, prof, stages) -> Outputs:
+    return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, stages=stages)}
 
 
-def _to_bytes(params, inputs, prof) -> Outputs:
+def _to_bytes(params, inputs, prof, stages) -> Outputs:
     return {"bytes": to_bytes(_parts(inputs, params), profile=prof)}
 
 
-def _from_bytes(params, inputs, prof) -> Outputs:
+def _from_bytes(params, inputs, prof, stages) -> Outputs:
     held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof, validated=True)
     out: Outputs = {"codes": held.codes.ravel(), "scales": held.scales}
     if held.global_scale is not None:
@@ -94,21 +96,21 @@ def _from_bytes(params, inputs, prof) -> Outputs:
     return out
 
 
-def _pack_u32(params, inputs, prof) -> Outputs:
+def _pack_u32(params, inputs, prof, stages) -> Outputs:
     return {"words": pack_u32(inputs["codes"], QuantValue[params["value"]], profile=prof)}
 
 
-def _unpack_u32(params, inputs, prof) -> Outputs:
+def _unpack_u32(params, inputs, prof, stages) -> Outputs:
     return {"codes": unpack_u32(inputs["words"], QuantValue[params["value"]], int(params["numel"]), profile=prof)}
 
 
-def _ternary_matmul(params, inputs, prof) -> Outputs:
+def _ternary_matmul(params, inputs, prof, stages) -> Outputs:
     rhs = QTensor(np.asarray(inputs["rhs_codes"], dtype=np.int8), np.asarray(inputs["rhs_scale"], np.float32).ravel(),
                   None, QuantScheme.default().with_store(NATIVE).with_value(QuantValue.Q2S))
     return {"out": ternary_matmul(inputs["lhs"], rhs, profile=prof)}
 
 
-def _scheme_info(params, inputs, prof) -> Outputs:
+def _scheme_info(params, inputs, prof, stages) -> Outputs:
     scheme = _scheme(params)
     shape = tuple(params.get("shape", []))
     size = scheme.block_size()
@@ -125,7 +127,8 @@ def _scheme_info(params, inputs, prof) -> Outputs:
     }
 
 
-OPS: dict[str, Callable[[dict, dict, Profile], Outputs]] = {
+# Each op: (params, inputs, profile, stages or None) -> outputs; the ops that run pipeline steps fill ``stages``.
+OPS: dict[str, Callable[[dict, dict, Profile, Stages | None], Outputs]] = {
     "round_up": _round_up,
     "encode_scales": _encode_scales,
     "decode_scales": _decode_scales,
@@ -143,18 +146,12 @@ OPS: dict[str, Callable[[dict, dict, Profile], Outputs]] = {
 }
 
 
-# The ops that can report their intermediate stages (see quantize.py) take a trace dict as well.
-TRACED = {"compute_q_params", "quantize", "quantize_dynamic", "dequantize"}
-
-
 def run(op: str, params: dict, inputs: dict[str, np.ndarray], *,
-        profile: str | Profile = DEFAULT_PROFILE, trace: dict | None = None) -> Outputs:
+        profile: str | Profile = DEFAULT_PROFILE, stages: Stages | None = None) -> Outputs:
     """Perform ``op`` as the profile's backend does; an expected failure raises :class:`oracle.BurnPanic`.
-    ``trace``, if given, receives the op's intermediate stages (for the ops in ``TRACED``)."""
+    ``stages``, if given, receives the stages of the pipeline steps the op runs (see ``oracle/stages.py``)."""
     try:
         handler = OPS[op]
     except KeyError:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}") from None
-    if op in TRACED:
-        return handler(params, inputs, get_profile(profile), trace)
-    return handler(params, inputs, get_profile(profile))
+    return handler(params, inputs, get_profile(profile), stages)

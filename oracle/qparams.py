@@ -13,14 +13,15 @@ from .choices import NORMALIZED_DTYPE
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import F16_MAX, F32_MIN_POSITIVE, QuantScheme, ScaleDtype
+from .stages import Stages
 
 
 def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
                      profile: str | Profile = DEFAULT_PROFILE,
-                     trace: dict | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                     stages: Stages | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Scales ``f32(2 * max(|min|, |max|)) / (b - a)`` in ``T``; for a two-level scheme also the f32 global and
     block scales normalized against it. No rounding to the scale dtype happens here (that is quantize's job).
-    ``trace`` receives ``raw_scales`` (before the two-level split) and, two-level, ``normalized_scales``."""
+    ``stages`` receives ``raw_scales`` (before the two-level split) and, two-level, ``normalized_scales``."""
     prof = get_profile(profile)
     min_, max_ = np.asarray(min_), np.asarray(max_)
     t = min_.dtype
@@ -31,13 +32,13 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
         alpha = np.where(min_abs < max_abs, max_abs, min_abs)
         values_range = alpha * t.type(2.0)
         scales = (values_range / t.type(np.float32(b - a))).astype(t, copy=False)
-    if trace is not None:
-        trace["raw_scales"] = scales
+    if stages is not None:
+        stages.raw_scales = scales
     if scheme.global_scale_dtype() is None:
         return scales, None
     normalized, glob = normalize_scales(scales, scheme.scale_dtype(), prof)
-    if trace is not None:
-        trace["normalized_scales"] = normalized
+    if stages is not None:
+        stages.normalized_scales = normalized
     return normalized, glob
 
 

@@ -10,13 +10,15 @@ import numpy as np
 
 from .choices import SCALE_ROUNDING, ZERO_SCALE
 from .errors import panic
-from .profiles import Profile
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .rounding import round_up
 from .scheme import F32_MIN_POSITIVE, ScaleDtype
 
 
-def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
-    """``scale_to_dtype(s, dtype)`` = ``round_up(..).expect("UE8M0 scales are not yet supported")``."""
+def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
+    """burn-std's ``scale_to_dtype(s, dtype)``: the dtype's ``round_up`` (``rounding.round_up``) as the profile's
+    release applies it (``.expect("UE8M0 scales are not yet supported")`` before burn 0.22.0, §4.1, §11)."""
+    profile = get_profile(profile)
     s = np.asarray(scales, dtype=np.float32)
     if dtype is ScaleDtype.UE8M0 and not profile.ue8m0:
         if s.size:
@@ -52,6 +54,13 @@ def effective_guard(effective: np.ndarray, profile: Profile) -> np.ndarray:
     """ndarray's ``valid_scale``: an effective scale equal to 0 (either sign) divides as 0.1; NaN, inf and
     negative scales pass through. flex validated earlier; the GPU kernel has no guard."""
     return GUARDS[profile.zero_scale](np.asarray(effective, dtype=np.float32))
+
+
+def effective_scales(grid: np.ndarray, glob: np.ndarray | None, profile: Profile) -> np.ndarray:
+    """Per block, the scale the division (or the dequantizing product) uses: ``valid(f32(global * s))``, with
+    ``global`` = 1 for a one-level scheme."""
+    multiplier = np.float32(1.0) if glob is None else glob[0]
+    return effective_guard(multiplier * np.asarray(grid, dtype=np.float32), profile)
 
 
 def _point_one(e: np.ndarray) -> np.ndarray:

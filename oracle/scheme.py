@@ -56,6 +56,9 @@ class QuantMode(Enum):
     Lookup = "Lookup"
 
 
+STORE_KINDS = ("Native", "PackedU32", "PackedNative")
+
+
 @dataclass(frozen=True)
 class QuantStore:
     """How values are stored (§1.3): ``Native``, ``PackedU32(d)`` or ``PackedNative(d)``; ``d`` counts from the
@@ -63,6 +66,10 @@ class QuantStore:
 
     kind: str
     dim: int = 0
+
+    def __post_init__(self):
+        if self.kind not in STORE_KINDS or type(self.dim) is not int or self.dim < 0:
+            raise ValueError(f"not a QuantStore: {self.kind!r}({self.dim!r}); kinds: {', '.join(STORE_KINDS)}")
 
     def size_bits(self, value: QuantValue) -> int:
         if self.kind == "Native":
@@ -83,7 +90,7 @@ class QuantStore:
             return NATIVE
         if isinstance(data, dict) and len(data) == 1:
             ((kind, dim),) = data.items()
-            if kind in ("PackedU32", "PackedNative") and isinstance(dim, int) and dim >= 0:
+            if kind in STORE_KINDS[1:] and type(dim) is int and dim >= 0:
                 return cls(kind, dim)
         raise ValueError(f"not a QuantStore: {data!r} (expected \"Native\", {{\"PackedU32\": d}} or "
                          f"{{\"PackedNative\": d}})")
@@ -209,9 +216,6 @@ class QuantScheme:
         if self.tensor is None and self.block is None:
             return ScaleDtype.F32
         return self.tensor
-
-    def block_scale(self) -> BlockScale | None:
-        return self.block
 
     def block_size(self) -> BlockSize | None:
         return None if self.block is None else self.block.size

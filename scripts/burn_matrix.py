@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conformance.backends import open_backend
 from conformance.compare import FAILED, NOT_APPLICABLE, PASSED
-from conformance.mutants import MUTANTS
+from conformance.diagnose import rank
 from conformance.runner import Runner
 from conformance.vectors import default_suite_path, load_suite
 
@@ -40,14 +40,9 @@ def cause(verdict) -> str:
     diagnosis = verdict.diagnosis or {}
     descriptions = diagnosis.get("descriptions") or {}
 
-    def rank(name: str) -> int:
-        kind, _, short = name.partition(" ")
-        if kind == "mutant" and MUTANTS[short].base == verdict.profile:
-            return 0
-        return 1 if kind == "profile" else 2
-
-    for name in sorted(diagnosis.get("matches") or [], key=rank)[:1]:
-        return f"{name}: {descriptions.get(name, '')}" if rank(name) == 0 else f"same as {name}"
+    for name in sorted(diagnosis.get("matches") or [], key=lambda n: rank(n, verdict.profile))[:1]:
+        specific = rank(name, verdict.profile) == 0
+        return f"{name}: {descriptions.get(name, '')}" if specific else f"same as {name}"
     stage = diagnosis.get("stage")
     return f"{verdict.kind}" + (f", first wrong stage {stage}" if stage else "")
 

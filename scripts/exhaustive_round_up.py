@@ -1,4 +1,4 @@
-"""Exhaustive check of ``oracle.round_up`` for F16, BF16 and UE4M3 over all 2^31 non-negative f32 patterns.
+"""Exhaustive check of ``oracle.scale_to_dtype`` (``ScaleDtype::round_up``) for F16, BF16 and UE4M3 over all 2^31 non-negative f32 patterns.
 
 Expected side: numerics-notes §2 formulation (b), "cast, then bump": xc = min(x, max); y = RNE cast of xc to the
 dtype (ml_dtypes / numpy); where y < xc, add 1 to y's bit pattern; NaN stays NaN. A different algorithm from the
@@ -59,7 +59,7 @@ def main() -> int:
         for lo in range(0, total_patterns, chunk):
             bits = np.arange(lo, lo + chunk, dtype=np.uint32)
             x = bits.view(np.float32)
-            got = np.asarray(oracle.round_up(x, ScaleDtype[dtype], profile=args.profile), dtype=np.float32)
+            got = np.asarray(oracle.scale_to_dtype(x, ScaleDtype[dtype], args.profile), dtype=np.float32)
             want = cast_then_bump(x, dtype)
             same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
             n = int((~same).sum())

@@ -40,7 +40,7 @@ def test_clamp_position_is_invisible_on_integer_codes(profile):
     """Why no mutant swaps the clamp's position for integer values: with integer bounds round-then-clamp and
     clamp-then-round (flex 0.23's order) agree on every code of every integer value type, ±inf included (dense
     evidence); the 0.23 mutant ``round-then-clamp-0-23`` differs through a non-saturating minifloat cast only."""
-    from oracle.quantize import encode
+    from oracle.encode import encode
     base = oracle.get_profile(profile)
     other = base.with_(clamp="after_round" if base.clamp == "before_round" else "before_round")
     v = np.concatenate([np.arange(-300, 300, 0.25, dtype=np.float32), np.float32([np.inf, -np.inf, 1e30, -0.0])])

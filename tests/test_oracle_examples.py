@@ -79,17 +79,17 @@ def test_two_level_example_stages():
     assert qt.codes.tolist() == [13, -53, 26, 119, -127, 25, 4, -2]
 
 
-def test_two_level_example_trace():
-    trace: dict = {}
-    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, trace=trace)
-    assert_f32(trace["raw_scales"], [0.007086614, 0.011811024])
-    assert_f32(trace["normalized_scales"], [268.8, 448.0])
-    assert bits(trace["global"]) == [0x37DD2807]
-    assert_f32(trace["rounded_scales"], [288, 448])
-    assert_f32(trace["effective_scales"], [0.007592801, 0.011811024])
+def test_two_level_example_stage_record():
+    st = o.Stages()
+    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, stages=st)
+    assert_f32(st.raw_scales, [0.007086614, 0.011811024])
+    assert_f32(st.normalized_scales, [268.8, 448.0])
+    assert bits(st.global_scale) == [0x37DD2807]
+    assert_f32(st.rounded_scales, [288, 448])
+    assert_f32(st.effective_scales, [0.007592801, 0.011811024])
     # x / e in f32, element by element: the divided values the codes round
     e = np.repeat(f32([0.007592801, 0.011811024]), 4)
-    assert bits(trace["scaled"]) == bits(f32(TWO_LEVEL_X) / e)
+    assert bits(st.scaled) == bits(f32(TWO_LEVEL_X) / e)
 
 
 def test_two_level_example_on_every_cpu_profile():
@@ -203,9 +203,9 @@ def test_round_up_saturates_and_keeps_nan():
 
 def test_ue8m0_round_up_only_from_0_22():
     with pytest.raises(o.BurnPanic) as err:
-        o.round_up(f32([1.0]), ScaleDtype.UE8M0)
+        o.scale_to_dtype(f32([1.0]), ScaleDtype.UE8M0)
     assert err.value.message == "UE8M0 scales are not yet supported"
-    out = o.round_up(f32([0.0, 0.3, 1.0, 3.0, 2.0**127 * 1.5]), ScaleDtype.UE8M0, profile="burn-0.22.1/ndarray")
+    out = o.scale_to_dtype(f32([0.0, 0.3, 1.0, 3.0, 2.0**127 * 1.5]), ScaleDtype.UE8M0, profile="burn-0.22.1/ndarray")
     assert out.tolist() == [2.0**-127, 0.5, 1.0, 4.0, 2.0**127]
 
 

@@ -82,16 +82,16 @@ def test_grid_enumeration_itself(dtype):
 def test_round_up_is_smallest_representable_not_below(dtype, profile):
     grid = _grid(dtype)
     xs = _inputs(grid)
-    got = oracle.round_up(xs, ScaleDtype[dtype], profile=profile)
+    got = oracle.scale_to_dtype(xs, ScaleDtype[dtype], profile=profile)
     _assert_bits(got, _expected(grid, xs), xs, f"round_up {dtype} ({profile})")
-    nan = oracle.round_up(np.array([np.nan], dtype=np.float32), ScaleDtype[dtype], profile=profile)
+    nan = oracle.scale_to_dtype(np.array([np.nan], dtype=np.float32), ScaleDtype[dtype], profile=profile)
     assert np.isnan(nan).all(), "NaN scales pass through"
 
 
 @pytest.mark.parametrize("profile", ALL_PROFILES)
 def test_round_up_f32_is_identity(profile):
     xs = np.concatenate([_inputs(_grid("F16")), -_inputs(_grid("UE4M3"))]).astype(np.float32)
-    got = oracle.round_up(xs, ScaleDtype.F32, profile=profile)
+    got = oracle.scale_to_dtype(xs, ScaleDtype.F32, profile=profile)
     _assert_bits(got, xs.copy(), xs, f"round_up F32 ({profile})")
 
 
@@ -111,13 +111,13 @@ def test_round_up_ue8m0_0_22_1():
     grid = np.ldexp(np.float32(1), np.arange(-127, 128)).astype(np.float32)
     want = _expected(grid, xs)
     want = np.where(xs <= grid[0], grid[0], want).astype(np.float32)
-    got = oracle.round_up(xs, ScaleDtype.UE8M0, profile=V0221)
+    got = oracle.scale_to_dtype(xs, ScaleDtype.UE8M0, profile=V0221)
     _assert_bits(got, want, xs, "round_up UE8M0 (0.22.1)")
-    assert np.isnan(oracle.round_up(np.array([np.nan], np.float32), ScaleDtype.UE8M0, profile=V0221)).all()
+    assert np.isnan(oracle.scale_to_dtype(np.array([np.nan], np.float32), ScaleDtype.UE8M0, profile=V0221)).all()
 
 
 @pytest.mark.parametrize("profile", PRE3)
 def test_round_up_ue8m0_unsupported_before_0_22(profile):
     with pytest.raises(oracle.BurnPanic) as info:
-        oracle.round_up(np.array([1.0], np.float32), ScaleDtype.UE8M0, profile=profile)
+        oracle.scale_to_dtype(np.array([1.0], np.float32), ScaleDtype.UE8M0, profile=profile)
     assert info.value.message == "UE8M0 scales are not yet supported"

@@ -83,7 +83,7 @@ def _away(v: float) -> int:
 def test_ties_split_cpu_and_gpu(suite, level, kind):
     """x/s is exactly k + 0.5: the CPU backends round away from zero, the GPU to even (Python's round)."""
     alias = f"quantize/q8s/{level}/{kind}"
-    scaled = suite.get(alias).expected[NDARRAY].intermediates["scaled"].astype(np.float64).ravel()
+    scaled = suite.get(alias).expected[NDARRAY].stages.scaled.astype(np.float64).ravel()
     assert np.all(np.abs(scaled) % 1 == 0.5)
     assert out(suite, alias, NDARRAY, "codes").ravel().tolist() == [_away(v) for v in scaled]
     assert out(suite, alias, CUBECL, "codes").ravel().tolist() == [round(v) for v in scaled]

@@ -14,23 +14,9 @@ raises for anything the backend does: failures come back as ``protocol.Fault``) 
 
 from __future__ import annotations
 
-from typing import Protocol as _Protocol
+from .base import Backend, BackendStartError
 
-import numpy as np
-
-from ..protocol import Hello, Outcome
-
-
-class Backend(_Protocol):
-    hello: Hello
-
-    def run(self, op: str, params: dict, inputs: dict[str, np.ndarray]) -> Outcome: ...
-
-    def close(self) -> None: ...
-
-
-class BackendStartError(Exception):
-    """The backend could not be started or failed its handshake; nothing was run."""
+__all__ = ["Backend", "BackendStartError", "open_backend"]
 
 
 def open_backend(spec: str, *, timeout: float = 30.0) -> Backend:

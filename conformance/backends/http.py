@@ -18,7 +18,7 @@ from ..protocol import (
     request_message,
     summarize,
 )
-from . import BackendStartError
+from .base import BackendStartError
 
 MAX_RESPONSE = 1 << 30
 FAULT_KINDS = ("crashed", "timed out", "protocol error")

@@ -10,23 +10,15 @@ from __future__ import annotations
 import importlib
 import traceback
 
+from oracle import BurnPanic
+
 from ..protocol import PROTOCOL_VERSION, BackendError, Error, Fault, ProtocolError, parse_hello, split_outputs
-from . import BackendStartError
-
-
-def _burn_panic():
-    """oracle.BurnPanic when the oracle is importable (a python backend may raise it), else a never-raised type."""
-    try:
-        from oracle import BurnPanic
-        return BurnPanic
-    except Exception:  # noqa: BLE001 - no (or a half-written) oracle: python backends just cannot raise it
-        return type("NoBurnPanic", (Exception,), {})
+from .base import BackendStartError
 
 
 class PythonBackend:
     def __init__(self, obj, label: str = "python"):
         self.obj, self.label = obj, label
-        self._panic = _burn_panic()
         try:
             reply = dict(obj.hello())
             reply.setdefault("protocol", PROTOCOL_VERSION)
@@ -41,8 +33,8 @@ class PythonBackend:
             out = self.obj.run(op, params, inputs)
         except BackendError as e:
             return Error(e.code, e.message, e.panic)
-        except self._panic as e:
-            return Error(getattr(e, "code", None), getattr(e, "message", str(e)))
+        except BurnPanic as e:  # a python backend built on the oracle may let burn's panic through
+            return Error(e.code, e.message)
         except Exception:  # noqa: BLE001 - isolation boundary: a backend bug costs one vector
             return Fault("crashed", f"run() raised:\n{traceback.format_exc(limit=-4)}")
         try:

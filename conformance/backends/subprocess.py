@@ -29,7 +29,7 @@ from ..protocol import (
     parse_reply,
     request_message,
 )
-from . import BackendStartError
+from .base import BackendStartError
 
 STDERR_LINES = 200
 

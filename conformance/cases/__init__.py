@@ -129,9 +129,6 @@ def level_scheme(level: str, value: str = "Q8S", *, block=(4,), block_dtype: str
     return scheme(value, block=list(block), block_dtype=two_level_dtype, tensor="F32", **kw)
 
 
-LEVELS = ("tensor", "block", "two-level")
-VALUES = ("Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1")
-SCALE_DTYPES = ("F32", "F16", "BF16", "UE8M0", "UE4M3")
 STORES = (("native", "Native"), ("packed", ("PackedU32", 0)), ("packed-native", ("PackedNative", 0)))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import LEVELS, case, f32, i8, rng, scheme, u8
+from . import case, f32, i8, rng, scheme, u8
 from .quantize import SHAPES, shape_setup
 
 
@@ -95,5 +95,3 @@ def cases():
     ]
     return out
 
-
-__all__ = ["LEVELS", "cases"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import VALUES, bf16, case, f16, f32, scheme
+from oracle.vocabulary import VALUES
+
+from . import bf16, case, f16, f32, scheme
 
 MINS = f32([[-1.8], [-0.5], [0.01], [-0.04]])
 MAXS = f32([[0.5], [1.8], [0.04], [-0.01]])

@@ -7,8 +7,9 @@ import ml_dtypes
 import numpy as np
 
 from oracle import BlockLayout, BlockSize, round_half_away
+from oracle.vocabulary import LEVELS
 
-from . import F32_DENORM, F32_MAX, LEVELS, case, down, f16, f32, from_bits, rng, scheme, up, value_range
+from . import F32_DENORM, F32_MAX, case, down, f16, f32, from_bits, rng, scheme, up, value_range
 from ._values import on_grid, reciprocal, split_search, ties
 
 SHAPE = (2, 8)

@@ -7,13 +7,12 @@ import numpy as np
 
 import oracle
 from oracle import QuantScheme
+from oracle.vocabulary import LEVELS, VALUES
 
 from . import (
     F32_DENORM,
     F32_MAX,
-    LEVELS,
     STORES,
-    VALUES,
     case,
     f32,
     half_span,
@@ -164,7 +163,7 @@ def _two_level_split(base, sch, spec):
     x[:, 0] = f32(12.7, 3.3)
     lo, hi = oracle.compute_range(x, QuantScheme.from_json(sch), "minmax")
     s, g = oracle.compute_q_params(lo, hi, QuantScheme.from_json(sch))
-    e = (g[0] * oracle.round_up(s.ravel(), "UE4M3")).astype(np.float32)
+    e = (g[0] * oracle.round_up(s.ravel(), oracle.ScaleDtype.UE4M3)).astype(np.float32)
     for j, hits in enumerate(split_search(e, 100, reciprocal, 7)):
         x[j, 1:1 + len(hits)] = hits
         x[j, 8:8 + len(hits)] = [-h for h in hits]

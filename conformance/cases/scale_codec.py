@@ -33,7 +33,8 @@ def cases():
         if dt == "UE8M0":
             grid = f32(2.0**-127, 2.0**-20, 0.5, 1.0, 4.0, 2.0**127)
         else:
-            grid = oracle.round_up(f32(0.3, 1 / 3, 1e-3, 7.7e-4, 0.014173228, 0.035433073, 1.0, 448.0), dt)
+            grid = oracle.round_up(f32(0.3, 1 / 3, 1e-3, 7.7e-4, 0.014173228, 0.035433073, 1.0, 448.0),
+                                   oracle.ScaleDtype[dt])
         out.append(case(
             f"encode_scales/{low}/on-grid", "encode_scales", {"dtype": dt}, {"scales": grid},
             tags=("class:on-grid",), spec=("§4.2",) + extra,

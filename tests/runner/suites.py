@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from conformance.vectors import write_suite
+from oracle import Stages
 
 A, B = "test/a", "test/b"
 Q8S_BLOCK = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
@@ -32,9 +33,9 @@ def vectors():
         {"alias": "quantize/q8s/ties", "op": "quantize", "params": {"scheme": Q8S_BLOCK, "api": "tensor"},
          "inputs": {"x": x, "scales": scales}, "tags": ["op:quantize", "value:Q8S", "class:tie-odd"],
          "expected": {A: {"outputs": {"codes": codes_away, "scales": scales},
-                          "intermediates": {"scaled": x / 1.0}},
+                          "stages": Stages(scaled=x / 1.0)},
                       B: {"outputs": {"codes": codes_even, "scales": scales},
-                          "intermediates": {"scaled": x / 1.0}}}},
+                          "stages": Stages(scaled=x / 1.0)}}},
         {"alias": "quantize/q8s/plain", "op": "quantize", "params": {"scheme": Q8S_BLOCK, "api": "backend"},
          "inputs": {"x": f32(1, 2, 3, 4), "scales": f32(1.0)}, "tags": ["op:quantize", "value:Q8S"],
          "expected": same({"outputs": {"codes": np.array([1, 2, 3, 4], np.int8), "scales": f32(1.0)}})},

@@ -6,6 +6,7 @@ import numpy as np
 from conformance import compare
 from conformance.protocol import Error, Fault, Result
 from conformance.vectors import Expected
+from oracle import Stages
 
 
 def vec(expected, params=None, inputs=None, op="quantize"):
@@ -58,7 +59,7 @@ def test_int_codes_report_code_distance_and_the_input_value():
 
 
 def test_fp8_codes_show_fields_and_step_distance():
-    params = {"scheme": {"value": "E4M3"}}
+    params = {"scheme": {"value": "E4M3", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}}
     want = np.array([0x38], np.uint8).view(np.int8)   # 1.0 in E4M3: 0|0111|000
     got = np.array([0xB9], np.uint8).view(np.int8)    # -1.125: 1|0111|001
     v = judge(Expected(outputs={"codes": want}), Result({"codes": got}), params=params)
@@ -131,7 +132,7 @@ def test_first_wrong_stage_uses_intermediates():
     raw = np.array([0.1], np.float32)
     stored = np.array([0.10003662], np.float32)
     e = Expected(outputs={"scales": stored, "codes": np.array([1, 2], np.int8)},
-                 intermediates={"raw_scales": raw, "scaled": np.array([0.5, 2.0], np.float32)})
+                 stages=Stages(raw_scales=raw, scaled=np.array([0.5, 2.0], np.float32)))
     v = vec(e)
     unrounded = Result({"scales": raw, "codes": np.array([0, 2], np.int8)})
     verdict = compare.judge(v, "p", unrounded)

@@ -1,0 +1,39 @@
+"""burn's vocabulary as qconform speaks it: the one place that lists the ops, values, stores, modes, scale dtypes,
+float dtypes, levels, calibrations and profile names. Everything else (the ops table, the vector reader, the
+coverage lattice, the cases, the tags, the Rust harness through a test) imports or is checked against it.
+
+The names are burn's own (``QuantValue::Q8S``, ``QuantStore::PackedU32``, ``ScaleDtype::UE4M3``), read off the
+enums of ``scheme.py`` so that a new enum member is a new word here without a second list.
+"""
+
+from __future__ import annotations
+
+from .calibration import CALIBRATIONS
+from .profiles import PROFILES
+from .rounding import FLOAT_DTYPES as _FLOAT_DTYPES
+from .scheme import STORE_KINDS, QuantMode, QuantScheme, QuantValue, ScaleDtype
+
+OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
+       "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
+       "scheme_info")
+"""The operations of docs/ops.md, in its order."""
+
+VALUES = tuple(QuantValue.__members__)
+STORES = STORE_KINDS
+MODES = tuple(QuantMode.__members__)
+SCALE_DTYPES = tuple(ScaleDtype.__members__)
+FLOAT_DTYPES = tuple(_FLOAT_DTYPES)
+"""Tensor float dtypes by their protocol names (``f32``, ``f16``, ``bf16``)."""
+LEVELS = ("tensor", "block", "two-level")
+"""Per-tensor scale only, one level of block scales, or block scales under a per-tensor global (§1.6)."""
+PROFILE_NAMES = tuple(PROFILES)
+
+__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES", "STORES",
+           "VALUES", "level"]
+
+
+def level(scheme: QuantScheme) -> str:
+    """The scheme's level, one of :data:`LEVELS`."""
+    if scheme.block_size() is None:
+        return "tensor"
+    return "two-level" if scheme.is_two_level() else "block"
