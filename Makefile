@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check docs-check burn burn-conformance bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,17 @@ run: setup
 	$(QC) run --backend oracle
 
 ## Everything CI gates on: the golden-vector check, real burn against its profiles, then the Python test-suite.
-test: vectors-check burn-conformance test-python
+test: vectors-check docs-check burn-conformance test-python
 
 test-python: setup
 	$(PY) -m pytest -q -n 2
 
 vectors-check: setup
 	$(QC) generate --check
+
+## docs/upgrading.md is generated from the suite (qconform profiles --upgrading); ~10 s.
+docs-check: setup
+	$(QC) profiles --upgrading --check
 
 ## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
 burn:

@@ -129,7 +129,9 @@ class Profile:
 
     # --- what the backend can hold ---
     input_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes the backend's tensors can have (ndarray: f32 only, §8 #35)."""
     output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes ``dequantize`` can produce."""
     quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
     """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
     tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
