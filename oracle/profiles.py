@@ -288,7 +288,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,
                                                      _FLEX_0_23_0_PRE_1)}
-DEFAULT_PROFILE = _NDARRAY.name
+DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 
 def get_profile(profile: str | Profile) -> Profile:

@@ -12,7 +12,7 @@ from oracle import choices
 from oracle.choices import ProfileError
 from oracle.profiles import PROFILES, Profile
 
-BASE = oracle.get_profile(oracle.DEFAULT_PROFILE)
+BASE = oracle.get_profile("burn-0.22.0-pre.3/ndarray")  # written against it (the default before burn 0.23)
 
 
 def _misspelt(name: str, value: object) -> object:
