@@ -120,8 +120,9 @@ class Profile:
     ue8m0: bool = _flag()
     """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
     clamp_min_ignores_nan: bool = _flag()
-    """``float_clamp_min`` of a NaN: flex computes ``x.max(min)`` (Rust's ``f32::max`` returns the non-NaN
-    operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray keeps the NaN."""
+    """``float_clamp_min`` of a NaN: flex 0.22.0-pre.3 computes ``x.max(min)`` (Rust's ``f32::max`` returns the
+    non-NaN operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray, and flex from 0.22.1 (which
+    tests ``is_nan`` first), keep the NaN."""
     normalized_dtype: str = _one_of(c.NORMALIZED_DTYPE, "tensor")
     """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
     block_layout: str = _one_of(c.BLOCK_LAYOUT, "nd")
@@ -270,6 +271,7 @@ _FLEX_0_22_1 = _FLEX.with_(
                 "whole blocks",
     ue8m0=True,
     asserts_whole_blocks=True,
+    clamp_min_ignores_nan=False,
 )
 
 _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
