@@ -22,7 +22,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from oracle import CATALOGUE
-from oracle.vocabulary import FLOAT_DTYPES, LEVELS, OPS, SCALE_DTYPES, STORES, VALUES
+from oracle.vocabulary import FLOAT_DTYPES, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
 
 from .backends.oracle import run_oracle
 from .compare import expected_outcome, same_outcome
@@ -59,7 +59,7 @@ PLANES = (
     Plane("support", "value x store x level, quantized dynamically or with explicit scales",
           (("value", VALUES), ("store", STORES), ("level", LEVELS)), QUANTIZE),
     Plane("scale-codec", "the scale-storage ops for every scale dtype",
-          (("op", ("round_up", "encode_scales", "decode_scales")), ("scale", SCALE_DTYPES))),
+          (("op", SCALE_OPS), ("scale", SCALE_DTYPES))),
     Plane("scale-level", "each scale dtype at each level (the innermost scales' dtype)",
           (("scale", SCALE_DTYPES), ("level", LEVELS)), QUANTIZE),
     Plane("input-dtype", "float dtype of the input (of the output for dequantize)",

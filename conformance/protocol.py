@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from oracle.scheme import QuantScheme
+from oracle.vocabulary import SCALE_OPS
 
 from . import tensorio
 
@@ -194,7 +195,7 @@ def needs(vector) -> dict[str, set[str]]:
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")
-    if vector.op in ("round_up", "encode_scales", "decode_scales") and dtype:
+    if vector.op in SCALE_OPS and dtype:
         need.setdefault("scale_dtypes", set()).add(dtype)
     floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
     need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()

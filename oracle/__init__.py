@@ -8,6 +8,7 @@ entry point the vectors and the reference backend use.
 
 from .blocks import BlockLayout
 from .calibration import compute_range
+from .choices import ProfileError
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
@@ -46,6 +47,7 @@ __all__ = [
     "BlockSize",
     "BurnPanic",
     "Profile",
+    "ProfileError",
     "QTensor",
     "QuantMode",
     "QuantScheme",

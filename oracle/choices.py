@@ -45,9 +45,12 @@ class Choice:
 
     def add(self, value: str, meaning: str, step: object) -> None:
         """A new value of the field with its step (the mutants' wrong variants). Only for a field with one step
-        table; re-adding the same value replaces its step."""
+        table, and never a value the field already has: when burn adopts a variant, the reference's own step
+        wins and the variant's registration must go (it fails here instead of silently replacing burn's step)."""
         if len(self._tables) != 1:
             raise AssertionError(f"{self.field!r} has {len(self._tables)} step tables: add its values in the oracle")
+        if value in self.meanings:
+            raise AssertionError(f"{self.field!r} already has the value {value!r}: {self.meanings[value]}")
         self.meanings[value] = meaning
         self._tables[0][value] = step
 
@@ -67,8 +70,8 @@ DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)
                   reciprocal="x * f32(1 / e) (flex <= 0.22.1)")
 TWO_LEVEL_DIVISION = Choice("two_level_division", product="x / f32(global * s): one division by the product")
 CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
-               before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all, so a rounding "
-                            "that is undefined at infinity never sees one")
+               before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
+                            "codes as rounding first; minifloats saturate either way)")
 FLOAT_CODES = Choice(
     "float_codes",
     integer="E4M3/E5M2/E2M1 scaled values are rounded to integers like the integer values (burn <= 0.22.1; the "

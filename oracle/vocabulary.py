@@ -18,6 +18,9 @@ OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q
        "scheme_info")
 """The operations of docs/ops.md, in its order."""
 
+SCALE_OPS = ("round_up", "encode_scales", "decode_scales")
+"""The ops on a scale dtype alone (param ``dtype``), not on a tensor."""
+
 VALUES = tuple(QuantValue.__members__)
 STORES = STORE_KINDS
 MODES = tuple(QuantMode.__members__)
@@ -28,8 +31,8 @@ LEVELS = ("tensor", "block", "two-level")
 """Per-tensor scale only, one level of block scales, or block scales under a per-tensor global (§1.6)."""
 PROFILE_NAMES = tuple(PROFILES)
 
-__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES", "STORES",
-           "VALUES", "level"]
+__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES", "SCALE_OPS",
+           "STORES", "VALUES", "level"]
 
 
 def level(scheme: QuantScheme) -> str:

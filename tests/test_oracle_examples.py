@@ -384,3 +384,15 @@ def test_nan_policies():
     assert err.value.message == "called `Option::unwrap()` on a `None` value"
     assert o.quantize(x, Q8S, f32([0.1]), profile=FLEX).codes.tolist() == [10, 0]
     assert o.quantize(x, Q8S, f32([0.1]), profile=CUBECL).codes.tolist() == [10, 127]
+
+
+def test_stages_travel_as_the_vector_formats_intermediates():
+    st = o.Stages()
+    o.quantize_dynamic(f32(TWO_LEVEL_X), TWO_LEVEL, stages=st)
+    named = st.intermediates()
+    assert list(named) == ["min", "max", "raw_scales", "normalized_scales", "rounded_scales", "effective_scales",
+                           "global", "scaled"]  # pipeline order; the codes are an output, not an intermediate
+    back = o.Stages.from_intermediates(named)
+    assert bits(back.global_scale) == [0x37DD2807] and back.codes is None
+    with pytest.raises(ValueError, match="unknown intermediate"):
+        o.Stages.from_intermediates({"trace": f32([1.0])})

@@ -88,6 +88,9 @@ def test_a_step_table_must_implement_exactly_its_vocabulary():
     table = choice.steps({"a": abs, "b": round})
     choice.add("c", "a variant", np.negative)
     assert choice.check("c") == "c" and table["c"] is np.negative
+    with pytest.raises(AssertionError, match="already has the value 'a'"):
+        choice.add("a", "a variant overriding a real step", np.negative)
+    assert table["a"] is abs
 
 
 def test_the_reference_vocabulary_holds_no_mutant_value():

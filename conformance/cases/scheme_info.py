@@ -3,6 +3,8 @@ num_blocks and params_shape (spec §1)."""
 
 from __future__ import annotations
 
+from oracle.vocabulary import SCALE_DTYPES
+
 from . import case, scheme
 from .quantize import SHAPES
 
@@ -39,7 +41,7 @@ def cases():
         _info("scheme_info/lookup-q4f", scheme("Q4F", mode="Lookup", store=("PackedU32", 1)), [8, 8],
               spec=("§1.4", "§1.3"), reason="Debug text of a Lookup PackedU32(1) scheme"),
     ]
-    for dt in ("F32", "F16", "BF16", "UE8M0", "UE4M3"):
+    for dt in SCALE_DTYPES:
         out.append(_info(f"scheme_info/block-{dt.lower()}", scheme("Q8S", block=[8], block_dtype=dt), [4, 8],
                          spec=("§1.10",), reason=f"one-level {dt} blocks: quantizable unless UE8M0 (before 0.22.0)"))
         out.append(_info(f"scheme_info/two-level-{dt.lower()}", scheme("Q8S", block=[8], block_dtype=dt,

@@ -154,3 +154,25 @@ def test_diagnosis_ranks_candidates_that_explain_the_failures():
     assert verdict.diagnosis["matches"] == ["mutant ties-even"]
     lines = diagnose.describe(diagnose.summarize([verdict]))
     assert lines[0] == "matches mutant ties-even: ties to even on 1/1 failing vectors"
+
+
+def test_same_outcome_honours_the_comparison_contract():
+    want = Result({"out": np.array([1.0, 2.0], np.float32)})
+    near = Result({"out": np.array([1.0 + 1e-6, 2.0], np.float32)})
+    contract = {"out": {"kind": "allclose", "rtol": 1e-5, "atol": 0.0, "why": "a GEMM"}}
+    assert compare.same_outcome(want, near, contract)
+    assert not compare.same_outcome(want, near, {})
+    assert compare.same_outcome(Error("c", "x"), Error("c", "y"), {})
+    assert not compare.same_outcome(Error(None, "x"), Error(None, "x"), {})
+    assert not compare.same_outcome(want, Fault("crashed", "boom"), {})
+
+
+def test_diagnosis_compares_candidates_under_the_vectors_contract():
+    """A candidate within the vector's tolerance of the backend's answer explains it (as the gate would judge)."""
+    from conformance import diagnose
+    contract = {"out": {"kind": "allclose", "rtol": 1e-5, "atol": 0.0, "why": "a GEMM"}}
+    v = vec(Expected(outputs={"out": np.array([5.0], np.float32)}, compare=contract))
+    got = Result({"out": np.array([1.0], np.float32)})
+    close = diagnose.Candidate("profile q", "q", lambda *a: Result({"out": np.array([1.0 + 1e-6], np.float32)}))
+    verdict = compare.judge(v, "p", got)
+    assert diagnose.diagnose_vector(v, "p", got, verdict, [close])["matches"] == ["profile q"]
