@@ -165,7 +165,10 @@ class OneBytePerValue:
 
     def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:
         """``unpack_q_to_i8s``: each word yields ``min(32/bits, numel - i*32/bits)`` sign-extended fields (in
-        release builds the subtraction wraps, so surplus words yield whole words)."""
+        release builds the subtraction wraps, so surplus words yield whole words). The public path to it (the
+        reader under ``PackedU32``) refuses a float value, as it does for ``from_bytes``."""
+        if value.is_float:
+            raise panic("bytes.unsupported_store")
         bits = value.size_bits
         per_word = 32 // bits
         shifts = SHIFTS[prof.packing](per_word, bits)
