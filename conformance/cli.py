@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .terminal import safe
+
 # command -> (module, arguments it starts with): mutants are reported by the coverage module.
 DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"])}
 
@@ -31,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
     p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
+    p.add_argument("--hello-timeout", type=float, default=60.0,
+                   help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
     p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
 
@@ -39,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--hello-timeout", type=float, default=60.0)
+    _server_limits(p)
 
     p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
     p.add_argument("report")
@@ -67,6 +73,16 @@ def main(argv: list[str] | None = None) -> int:
 
     args = ap.parse_args(argv)
     return COMMANDS[args.command](args)
+
+
+def _server_limits(p):
+    """One option per field of server.Limits (docs/reliability.md lists them with their defaults)."""
+    from dataclasses import fields
+
+    from .backends.server import Limits
+    for f in fields(Limits):
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default, metavar="N",
+                       help=f"server limit (default {f.default})")
 
 
 def _backend_args(p):
@@ -113,9 +129,9 @@ class _Progress:
 def cmd_run(args) -> int:
     import pytest
 
-    argv = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-p", "no:terminal",
-            "-p", "no:cacheprovider"] if not args.pytest_args else \
-        ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout), "-q"]
+    common = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout),
+              "--qc-hello-timeout", str(args.hello_timeout)]
+    argv = common + (["-q"] if args.pytest_args else ["-p", "no:terminal", "-p", "no:cacheprovider"])
     for flag, value in (("--qc-profile", args.profile), ("--qc-vectors", args.vectors),
                         ("--qc-expectations", args.expectations), ("--qc-report", args.report)):
         if value:
@@ -138,14 +154,17 @@ def cmd_run(args) -> int:
 # ---- serve / report / profiles ----------------------------------------------------------------------------
 
 def cmd_serve(args) -> int:
+    from dataclasses import fields
+
     from .backends import open_backend
-    from .backends.server import serve
-    backend = open_backend(args.backend, timeout=args.timeout)
+    from .backends.server import Limits, serve
+    limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
+    backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
     h = backend.hello
-    print(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/",
+    print(safe(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/"),
           file=sys.stderr)
     try:
-        serve(backend, args.host, args.port)
+        serve(backend, args.host, args.port, limits)
     finally:
         backend.close()
     return 0
@@ -306,7 +325,7 @@ def cmd_repro(args) -> int:
     except RunnerError as e:
         print(e, file=sys.stderr)
         return 3
-    print(verdict.message or f"{vector.alias}: {verdict.status}")
+    print(safe(verdict.message or f"{vector.alias}: {verdict.status}"))
     cmd = ["qconform", "run", "--backend", args.backend, "--vectors", str(out)]
     if args.profile:
         cmd += ["--profile", args.profile]

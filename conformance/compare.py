@@ -27,6 +27,8 @@ CODE_FIELDS = {"E4M3": (1, 4, 3), "E5M2": (1, 5, 2), "E2M1": (1, 2, 1)}
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
 STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+# A failure kind of the runner itself (an exception while judging): the vector is failed, never lost.
+RUNNER_ERROR = "runner error"
 
 
 @dataclass
@@ -37,7 +39,7 @@ class Verdict:
     profile: str
     status: str
     kind: str | None = None       # mismatch | wrong error | unexpected error | missing error | message mismatch
-    #                               | crashed | timed out | protocol error
+    #                               | crashed | timed out | protocol error | runner error
     message: str = ""             # human-readable, multi-line
     details: dict = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)

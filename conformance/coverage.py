@@ -22,7 +22,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from oracle import CATALOGUE
-from oracle.vocabulary import FLOAT_DTYPES, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
+from oracle.vocabulary import FLOAT_DTYPES, LAYOUT_STEPS, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
 
 from .backends.oracle import run_oracle
 from .compare import expected_outcome, same_outcome
@@ -78,6 +78,12 @@ PLANES = (
     Plane("minifloat", "E4M3/E5M2/E2M1 codes through the value classes a minifloat conversion can get wrong",
           (("value", ("E4M3", "E5M2", "E2M1")), ("class", ("nan", "signed-zero", "saturate"))),
           QUANTIZE),
+    Plane("layout", "each layout step on a quantized tensor at each level (qlayout, chains included)",
+          (("step", LAYOUT_STEPS), ("level", LEVELS)), ("qlayout",)),
+    Plane("layout-store", "what each store becomes when a quantized tensor is loaded and moved",
+          (("store", STORES), ("level", LEVELS)), ("qlayout",)),
+    Plane("layout-view", "quantize_dynamic of a non-contiguous view, each view step at each level",
+          (("view", ("transpose", "permute", "slice", "flip", "expand")), ("level", LEVELS)), ("quantize_view",)),
     Plane("panic", "every panic of spec §8 that the modelled ops can reach (oracle/errors.py CATALOGUE)",
           (("panic", tuple(CATALOGUE)),)),
 )

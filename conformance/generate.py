@@ -61,6 +61,7 @@ def suite_cases(suite: str) -> list[Case]:
         calibration,
         codec,
         dequantize,
+        layout,
         matmul,
         packing,
         qparams,
@@ -71,7 +72,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info)
+               packing, matmul, scheme_info, layout)
     return [c for m in modules for c in m.cases()]
 
 
@@ -141,6 +142,8 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
     and a mean whose summation order is the machine's (flex's SIMD width)."""
     if c.op == "compute_range" and c.params.get("calibration") == "absmean":
         return _mean_contract(c, profile)
+    if c.op == "qlayout" and c.params["steps"][-1]["op"] == "matmul":
+        return _layout_matmul_contract(c, profile)
     if c.op != "ternary_matmul" or _fast_path(c.inputs["lhs"].shape, profile):
         return {}
     lhs = np.asarray(c.inputs["lhs"], dtype=np.float64)
@@ -155,6 +158,27 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
                             "summation order and FMA use are its choice; any order stays within "
                             f"gamma_(K+1)*sum|a*w| (Higham, Accuracy and Stability, 3.5), K={k}, of the exact "
                             "product, which the expectation holds rounded once to f32")}}
+
+
+def _layout_matmul_contract(c: Case, profile: str) -> dict:
+    """``q.matmul(f)``: the backend dequantizes and runs its own f32 GEMM; any summation order stays within
+    ``gamma_(K+1) * sum|a*b|`` of the exact product (Higham 3.5), which the expectation holds rounded once."""
+    last = c.params["steps"][-1]
+    before = dict(c.params, steps=c.params["steps"][:-1])
+    split = run_oracle("qlayout", before, c.inputs, profile)
+    if isinstance(split, (Error, Fault)):
+        return {}
+    a = split.outputs["x"]
+    b = np.asarray(last["rhs"], dtype=np.float32).reshape(last["shape"]).astype(np.float64)
+    k = b.shape[-2]
+    magnitude = float(np.abs(np.matmul(np.abs(a.astype(np.float64)), np.abs(b))).max(initial=0.0))
+    u = 2.0**-24
+    gamma = (k + 1) * u / (1 - (k + 1) * u)
+    atol = float(np.float32(2 * gamma * magnitude)) or float(np.finfo(np.float32).tiny)
+    return {"x": {"kind": "allclose", "rtol": 2.0**-23, "atol": atol,
+                  "why": ("the backend dequantizes and runs its own f32 GEMM, whose summation order and FMA use "
+                          f"are its choice; any order stays within gamma_(K+1)*sum|a*b| (Higham 3.5), K={k}, of the "
+                          "exact product, which the expectation holds rounded once to f32")}}
 
 
 def _mean_contract(c: Case, profile: str) -> dict:

@@ -19,6 +19,7 @@ from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
 from oracle.codec import PackedLines
 from oracle.encode import ENCODERS, nan_codes, store_codes
+from oracle.layout import PERMUTES, ROUTES, view
 from oracle.quantize import divide
 from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
 from oracle.scales import effective_guard
@@ -104,6 +105,25 @@ c.BLOCK_LAYOUT.add("flat", "flat chunks of block.num_elements() elements", _flat
 c.PACKING.add("msb_first", "code k of a word at the most significant end first", _msb_first)
 c.NORMALIZED_DTYPE.add("f32", "normalized block scales kept in f32", _kept_in_f32)
 
+# Layout: one route of a real row replaced (oracle/layout.py ROUTES).
+c.LAYOUT.add("ndarray/grid-not-permuted", "a permute moves the block dims but not the scale grid",
+             {**ROUTES["ndarray"], **{k: ("move", "move_dims") for k in PERMUTES}})
+c.LAYOUT.add("ndarray/block-dims-not-permuted", "a permute moves the scale grid but not the block dims",
+             {**ROUTES["ndarray"], **{k: ("move", "move_grid_only") for k in PERMUTES}})
+c.LAYOUT.add("flex/scales-not-sliced", "slice/select move the codes of a block tensor and keep every scale",
+             {**ROUTES["flex"], "slice": ("move", "move"), "select": ("move", "move")})
+
+
+
+def _storage_order(x, steps):
+    """The view's strides ignored: its elements taken from the source buffer in storage order (burn #4491's
+    wrong reconstruction on wgpu), cycling where a broadcast view has more elements than the buffer."""
+    shape = view(np.zeros(x.shape, np.float32), steps).shape
+    return np.resize(np.ascontiguousarray(x).ravel(), shape)
+
+
+c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _storage_order)
+
 
 # --- the mutants -----------------------------------------------------------------------------------------
 
@@ -147,6 +167,14 @@ _ALL = [
     _m("no-cast-back", "normalized block scales not cast back to the tensor dtype", FLEX,
        normalized_dtype="f32"),
     _m("nan-to-zero", "NaN quantized to 0 instead of panicking", NDARRAY, nan_code="zero"),
+    _m("grid-not-permuted", "a permuted block tensor keeps its scale grid in the old order (block dims permuted)",
+       NDARRAY, layout="ndarray/grid-not-permuted"),
+    _m("block-dims-not-permuted", "a permuted block tensor keeps the scheme's block dims (scale grid permuted)",
+       NDARRAY, layout="ndarray/block-dims-not-permuted"),
+    _m("scales-not-sliced", "slicing a block tensor moves the codes and keeps every block scale", FLEX,
+       layout="flex/scales-not-sliced"),
+    _m("view-in-storage-order", "a non-contiguous input is quantized in storage order, not its logical order (#4491)",
+       NDARRAY, view_read="storage"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, zero_scale="point_one"),
     # burn 0.23.0-pre.1: what a backend that half-follows the release would get wrong.
     _m("round-then-clamp-0-23", "rounds (casts E4M3/E5M2 without saturating) before clamping: an E4M3 x/s past "

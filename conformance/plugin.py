@@ -10,10 +10,15 @@ markers = ``op_<op>`` and one per tag (``value_Q8S``, ``level_block``, ...), so 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import threading
 import time
 
 import pytest
+
+from .terminal import safe
 
 _PROP = "qconform"
 
@@ -30,6 +35,8 @@ def pytest_addoption(parser):
     g.addoption("--qc-strict-messages", action="store_true",
                 help="an expected error with the right code but another message fails (default: noted only)")
     g.addoption("--qc-timeout", type=float, default=30.0, metavar="S", help="per-vector timeout (out of process)")
+    g.addoption("--qc-hello-timeout", type=float, default=60.0, metavar="S",
+                help="handshake timeout of a subprocess backend, at start and at each restart")
     g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
 
 
@@ -41,6 +48,13 @@ def pytest_configure(config):
 def marker_name(tag: str) -> str:
     """A pytest marker for a vector tag: 'value:Q8S' -> 'value_Q8S', 'class:tie-odd' -> 'class_tie_odd'."""
     return re.sub(r"\W", "_", tag)
+
+
+def _sigterm_as_interrupt(handler):
+    """Install ``handler`` for SIGTERM; the previous handler (None when not on the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
 
 
 class VectorFailed(Exception):
@@ -61,7 +75,7 @@ class VectorItem(pytest.Item):
         if verdict.status == SKIPPED:
             pytest.skip(f"expectations: {verdict.note}")
         if verdict.status in (FAILED, XFAILED):
-            raise VectorFailed(verdict.message)
+            raise VectorFailed(safe(verdict.message))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, VectorFailed):
@@ -95,20 +109,36 @@ class QcSession:
             self.expectations = Expectations.load(exp) if exp else Expectations.empty()
             self.runner = Runner(self.suite, opt("qc_backend"), profile=opt("qc_profile"),
                                  expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
-                                 diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"))
+                                 diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"),
+                                 hello_timeout=opt("qc_hello_timeout"))
         except (VectorError, ExpectationsError, RunnerError) as e:
             raise pytest.UsageError(f"qconform: {e}") from None
         self.strict = opt("qc_strict")
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
         self.start_error = None
+        self.selected: list[str] | None = None  # node ids of the vectors this session was asked to run
+        self._old_sigterm = _sigterm_as_interrupt(self._on_sigterm)
+
+    def _on_sigterm(self, signum, frame):
+        """SIGTERM (a CI job cancelled, `kill`) ends the run like Ctrl-C: the backend is stopped, the partial
+        report written and marked interrupted. An xdist controller passes it on to its workers (Ctrl-C on a
+        terminal reaches the whole process group, a SIGTERM only us), so each stops its own backend."""
+        if self.config.pluginmanager.hasplugin("dsession"):
+            from .backends.reap import children
+            for pid in children(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     def run(self, vector):
         from .runner import RunnerError
         try:
             return self.runner.run_vector(vector)
         except RunnerError as e:
-            self.start_error = f"qconform: {e}"
+            self.start_error = safe(f"qconform: {e}")
             if not self.is_worker:
                 pytest.exit(self.start_error, returncode=3)
             # an xdist worker cannot exit cleanly: fail this item with the reason and stop the session
@@ -124,7 +154,7 @@ class QcSession:
             try:
                 self.runner.start()
             except RunnerError as e:
-                self.start_error = f"qconform: {e}"
+                self.start_error = safe(f"qconform: {e}")
                 pytest.exit(self.start_error, returncode=3)
             finally:
                 self.runner.close()
@@ -160,14 +190,35 @@ class QcSession:
 
     # -- results --
 
+    def pytest_collection_finish(self, session):
+        self.selected = [i.nodeid for i in session.items if isinstance(i, VectorItem)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        """On an xdist controller: what the workers collected (after -k/-m/--lf), for the 'not run' count."""
+        self.selected = list(ids)
+
     def pytest_runtest_logreport(self, report):
-        if report.when != "call":
-            return
         for key, value in report.user_properties:
-            if key == _PROP:
+            if key == _PROP and report.when == "call":
                 from .compare import Verdict
                 verdict = Verdict.from_json(json.loads(value))
                 self.verdicts[verdict.id] = verdict
+                return
+        if report.failed and report.when != "teardown":
+            self._lost(report)
+
+    def _lost(self, report):
+        """An item that failed without a verdict (an exception outside the runner's own guard): record it as a
+        runner error with pytest's traceback, so no selected vector ever goes without a verdict."""
+        from .runner import runner_error
+        try:
+            vector = self.suite.get(report.nodeid)
+        except KeyError:
+            return
+        if vector.id not in self.verdicts:
+            profile = self.runner.profile or self.runner.requested_profile or ""
+            self.verdicts[vector.id] = runner_error(vector, profile, report.longreprtext[-4000:])
 
     def pytest_runtest_teardown(self, item):
         if self.runner.backend is not None and not self.backend_info:
@@ -186,23 +237,34 @@ class QcSession:
         stale = [e.describe() for e in self.expectations.unmatched(self.suite.vectors)]
         profile = self.runner.profile or next((v.profile for v in verdicts), self.runner.requested_profile)
         suite = {"name": self.suite.name, "path": str(self.suite.path), "vectors": len(self.suite.vectors),
+                 "digest": self.suite.digest,
                  "suite_version": self.suite.manifest.get("suite_version"),
                  "oracle_version": self.suite.manifest.get("oracle_version")}
         return rep.build(verdicts, backend=self.backend_info or {"spec": self.runner.spec}, profile=profile,
-                         suite=suite, stale=stale, strict=self.strict, started=self.started)
+                         suite=suite, stale=stale, strict=self.strict, started=self.started,
+                         selected=self.selected_count(), interrupted=self.interrupted)
+
+    def selected_count(self) -> int:
+        if self.config.option.collectonly:
+            return len(self.verdicts)
+        return len(self.selected) if self.selected is not None else len(self.suite.vectors)
 
     def pytest_sessionfinish(self, session, exitstatus):
         self.runner.close()
         if self.is_worker:
             return
         from . import report as rep
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.final = self.report()
         path = self.config.getoption("qc_report")
         if path:
             rep.write(self.final, path)
-        e = self.final["expectations"]
-        if self.strict and e["unmatched"] and session.exitstatus == 0:
+        if rep.failed(self.final) and session.exitstatus == 0:  # e.g. strict and stale, or a vector not run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self, config):
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or not hasattr(self, "final") or self.config.option.collectonly:

@@ -45,10 +45,14 @@ class BackendError(Exception):
 
 # ---- outcomes: what one request to a backend can end in ------------------------------------------------
 
+# `note` on every outcome: something the transport noticed that is not this vector's fault (a late reply to an
+# earlier request discarded, a backend restarted after it exited); it goes to the verdict's note.
+
 @dataclass
 class Result:
     outputs: dict[str, np.ndarray]
     values: dict = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass
@@ -56,6 +60,7 @@ class Error:
     code: str | None
     message: str
     panic: str | None = None
+    note: str = ""
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Fault:
     kind: str
     detail: str
     stderr: str = ""
+    note: str = ""
 
 
 Outcome = Result | Error | Fault
@@ -93,8 +99,8 @@ def decode_message(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         raise ProtocolError(f"safetensors metadata has no {META_KEY!r} key; got {summarize(blob)}")
     try:
         obj = json.loads(meta[META_KEY])
-    except ValueError as e:
-        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({e}): {meta[META_KEY][:200]!r}") from None
+    except (ValueError, RecursionError) as e:  # RecursionError: JSON nested thousands deep
+        raise ProtocolError(f"metadata {META_KEY!r} is not JSON ({str(e)[:200]}): {meta[META_KEY][:200]!r}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise ProtocolError(f"message is not an object with a 'type': {meta[META_KEY][:200]!r}")
     return obj, tensors
@@ -106,13 +112,33 @@ def frame(blob: bytes) -> bytes:
     return struct.pack("<I", len(blob)) + blob
 
 
+def text_hint(data: bytes) -> str:
+    """A hint when bytes where a frame should start look like printed text (the usual cause: a stray print)."""
+    head = bytes(data[:4])
+    if len(head) >= 2 and all(32 <= b < 127 or b in b"\t\r\n" for b in head[:2]):
+        return " (text on stdout? it carries frames only: log to stderr)"
+    return ""
+
+
 def frame_length(prefix: bytes) -> int:
     (n,) = struct.unpack("<I", prefix)
     if n > MAX_FRAME:
-        hint = " (text on stdout? it carries frames only: log to stderr)" if prefix.isascii() and \
-            bytes(prefix).decode().isprintable() else ""
-        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}{hint}")
+        raise ProtocolError(f"frame length {n} exceeds the 1 GiB limit; prefix {summarize(prefix)}"
+                            f"{text_hint(prefix)}")
     return n
+
+
+# A frame is refused as soon as its first bytes cannot begin a safetensors blob (an 8-byte header length that
+# fits, then '{'), rather than after waiting a whole timeout for bytes that will never come.
+BLOB_START = 9
+
+
+def check_blob_start(prefix: bytes, head: bytes, n: int) -> None:
+    """``head``: the first min(n, BLOB_START) bytes of an n-byte frame announced by ``prefix``."""
+    if n < BLOB_START + 1 or struct.unpack_from("<Q", head)[0] > n - 8 or head[8:9] != b"{":
+        raise ProtocolError(f"not a safetensors message (a {n}-byte frame that does not start with a header "
+                            f"length that fits and '{{'); got {summarize(bytes(prefix) + bytes(head))}"
+                            f"{text_hint(prefix)}")
 
 
 # ---- handshake ------------------------------------------------------------------------------------------

@@ -7,11 +7,13 @@ loaded and checked: bad input fails before any backend is called.
 
 from __future__ import annotations
 
+import traceback
+
 from oracle import classify_panic
 
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED, Verdict
+from .compare import FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
 from .expectations import Expectations
 
 
@@ -19,15 +21,26 @@ class RunnerError(Exception):
     """A run that cannot start (unknown profile, backend that fails its handshake, ...)."""
 
 
+def runner_error(vector, profile, exc: BaseException | str) -> Verdict:
+    """A failed verdict for a vector the runner itself could not judge (a bug, or input nobody foresaw):
+    recorded with its traceback rather than lost."""
+    text = exc if isinstance(exc, str) else "".join(traceback.format_exception(exc, limit=-6))
+    return Verdict(vector.id, vector.alias, vector.op, profile, FAILED, kind=RUNNER_ERROR,
+                   message=f"{vector.alias} [{vector.id}] op {vector.op}: the runner could not judge this vector\n"
+                           f"{text}", tags=list(vector.tags))
+
+
 class Runner:
     def __init__(self, suite, backend_spec: str, *, profile: str | None = None,
                  expectations: Expectations | None = None, strict_messages: bool = False,
-                 diagnose: bool = True, timeout: float = 30.0, backend=None, candidates=None):
+                 diagnose: bool = True, timeout: float = 30.0, hello_timeout: float = 60.0, backend=None,
+                 candidates=None):
         if profile is not None and profile not in suite.profiles:
             raise RunnerError(f"unknown profile {profile!r}: suite {suite.name} has {', '.join(suite.profiles)}")
         self.suite, self.spec, self.requested_profile = suite, backend_spec, profile
         self.expectations = expectations or Expectations.empty()
-        self.strict_messages, self.want_diagnosis, self.timeout = strict_messages, diagnose, timeout
+        self.strict_messages, self.want_diagnosis = strict_messages, diagnose
+        self.timeout, self.hello_timeout = timeout, hello_timeout
         self.backend, self.profile, self._candidates = backend, profile, candidates
         self._classify, self._started = classify_panic, False
 
@@ -35,7 +48,7 @@ class Runner:
         """Open the backend and settle the profile (--profile, else the one the backend claims)."""
         if self.backend is None:
             try:
-                self.backend = open_backend(self.spec, timeout=self.timeout)
+                self.backend = open_backend(self.spec, timeout=self.timeout, hello_timeout=self.hello_timeout)
             except Exception as e:  # noqa: BLE001 - start errors, or a broken backend module
                 raise RunnerError(f"backend {self.spec!r} did not start: {e}") from None
         claimed = self.backend.hello.profile
@@ -60,15 +73,23 @@ class Runner:
             return self._verdict(vector, NOT_APPLICABLE, note=why)
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
+        try:
+            verdict = self._judge(vector)
+        except Exception as e:  # noqa: BLE001 - the last line of defence: a vector never vanishes
+            verdict = runner_error(vector, self.profile, e)
+        if entry is not None:  # an xfail entry
+            verdict.status = XFAILED if verdict.status == FAILED else XPASSED
+            verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
+        return verdict
+
+    def _judge(self, vector) -> Verdict:
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify)
         if verdict.status == FAILED and self.want_diagnosis:
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
-        if entry is not None:  # an xfail entry
-            verdict.status = XFAILED if verdict.status == FAILED else XPASSED
-            verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
+        verdict.note = "; ".join(filter(None, [verdict.note, outcome.note]))
         return verdict
 
     def _verdict(self, vector, status: str, note: str) -> Verdict:

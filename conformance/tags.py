@@ -39,6 +39,8 @@ def structural_tags(c: Case) -> set[str]:
             tags.add("shape:leading-1")
         if raw and raw != list(s.block_size().dims):
             tags.add("shape:canonicalized")
+    for key, axis in (("steps", "step"), ("view", "view")):
+        tags |= {f"{axis}:{s['op']}" for s in p.get(key, [])}
     if "dtype" in p and p["dtype"] in oracle.ScaleDtype.__members__:
         tags.add(f"scale:{p['dtype']}")
     if "value" in p:
@@ -217,6 +219,20 @@ def outcome_tags(entries: dict[str, dict]) -> set[str]:
         tags.add("outcome:ok")
     if len({_fingerprint(e) for e in entries.values()}) > 1:
         tags.add("profiles:disagree")
+    return tags | invariant_tags(entries)
+
+
+def invariant_tags(entries: dict[str, dict]) -> set[str]:
+    """``invariant:broken-<backend>`` where a chain of pure moves on a quantized tensor does not dequantize to the
+    moved dequantized input (the oracle's ``moved`` stage, ``oracle/layout.py``): burn changed the values."""
+    tags = set()
+    for name, e in entries.items():
+        moved = e["stages"].moved if e.get("stages") is not None else None
+        x = (e.get("outputs") or {}).get("x")
+        if moved is None or x is None:
+            continue
+        kept = x.shape == moved.shape and np.array_equal(x.view(np.uint32), moved.view(np.uint32))
+        tags.add(f"invariant:{'kept' if kept else 'broken'}-{get_profile(name).backend}")
     return tags
 
 

@@ -23,13 +23,17 @@ import numpy as np
 
 from oracle.scheme import QuantScheme
 from oracle.stages import Stages
-from oracle.vocabulary import OPS
+from oracle.vocabulary import FLOAT_DTYPES, OPS
 
 from . import tensorio
 
 FORMAT, FORMAT_VERSION = "qconform-vectors", 1
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
+# Declared bounds of an allclose contract (also in the JSON Schema). A tolerance that accepts any answer makes a
+# vector vacuous: rtol < 1 keeps the sign of every non-zero expected element; atol stays far below the range of
+# the float outputs a contract may relax (the core suite needs at most 0.18 and 120). NaN and inf are refused.
+TOLERANCE_BOUNDS = {"rtol": 0.5, "atol": 1024.0}
 
 
 class VectorError(ValueError):
@@ -81,6 +85,7 @@ class Suite:
     profiles: list[str]
     vectors: list[Vector]
     manifest: dict
+    digest: str = ""  # sha256 of manifest.json: names the suite that judged (the manifest pins every shard)
 
     def __post_init__(self):
         self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
@@ -128,27 +133,33 @@ def load_suite(path: str | Path, *, check_ids: bool = True) -> Suite:
     path = Path(path)
     folder = path.parent if path.name == "manifest.json" else path
     mfile = folder / "manifest.json"
-    manifest = _read_manifest(mfile)
+    manifest, digest = _read_manifest(mfile)
     profiles = manifest["profiles"]
     shards = {s["file"]: _read_shard(folder, s, mfile) for s in manifest["shards"]}
     vectors, seen = [], {}
     for i, entry in enumerate(manifest["vectors"]):
-        v = _read_vector(entry, i, shards, profiles, mfile, check_ids)
+        try:
+            v = _read_vector(entry, i, shards, profiles, mfile, check_ids)
+        except (RecursionError, TypeError, ValueError) as e:
+            if isinstance(e, VectorError):
+                raise
+            raise VectorError(mfile, f"cannot be read: {type(e).__name__}: {str(e)[:200]}", f"#{i}") from None
         for key in (v.id, v.alias):
             if key in seen:
                 raise VectorError(mfile, f"duplicate id/alias {key!r} (also vector #{seen[key]})", v.alias)
             seen[key] = i
         vectors.append(v)
-    return Suite(folder, manifest["suite"], profiles, vectors, manifest)
+    return Suite(folder, manifest["suite"], profiles, vectors, manifest, digest)
 
 
-def _read_manifest(mfile: Path) -> dict:
+def _read_manifest(mfile: Path) -> tuple[dict, str]:
     try:
-        manifest = json.loads(mfile.read_bytes())
+        raw = mfile.read_bytes()
+        manifest = json.loads(raw)
     except FileNotFoundError:
         raise VectorError(mfile, "no such file (is this a suite folder?)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise VectorError(mfile, f"not readable JSON: {e}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:  # Recursion: nested thousands deep
+        raise VectorError(mfile, f"not readable JSON: {str(e)[:200]}") from None
     if not isinstance(manifest, dict):
         raise VectorError(mfile, "manifest is not a JSON object")
     if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
@@ -163,12 +174,14 @@ def _read_manifest(mfile: Path) -> dict:
         if not (isinstance(s, dict) and isinstance(s.get("file"), str) and isinstance(s.get("sha256"), str)
                 and isinstance(s.get("bytes"), int)):
             raise VectorError(mfile, f"shard entry {s!r:.200} needs 'file', 'sha256' and 'bytes'")
-    return manifest
+    return manifest, hashlib.sha256(raw).hexdigest()
 
 
 def _safe_name(name: str) -> bool:
-    """A plain file name inside the suite folder: no separators, no '..', not absolute."""
-    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..") and ":" not in name
+    """A plain file name inside the suite folder: no separators, no '..', not absolute, no NUL or other
+    control characters (a NUL would end the name early in C, or crash a path call)."""
+    return (bool(name) and name.isprintable() and "/" not in name and "\\" not in name
+            and name not in (".", "..") and ":" not in name)
 
 
 def _read_shard(folder: Path, entry: dict, mfile: Path) -> dict[str, np.ndarray]:
@@ -208,6 +221,11 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
             fail(f"{key!r} must be a {kind.__name__}")
     if entry["op"] not in KNOWN_OPS:
         fail(f"unknown op {entry['op']!r} (known: {', '.join(sorted(KNOWN_OPS))})")
+    for key in ("tags", "spec"):
+        if not isinstance(entry.get(key, []), list) or not all(isinstance(t, str) for t in entry.get(key, [])):
+            fail(f"{key!r} must be a list of strings")
+    if not isinstance(entry.get("reason", ""), str):
+        fail("'reason' must be a string")
     if "scheme" in entry["params"]:
         try:
             QuantScheme.from_json(entry["params"]["scheme"])
@@ -241,7 +259,7 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
         fail(f"expected profiles {sorted(exp)} differ from the manifest's {sorted(profiles)}")
     expected = {p: _read_expected(exp[p], p, refs, fail) for p in profiles}
     return Vector(entry["id"], entry["alias"], entry["op"], entry["params"], inputs, expected,
-                  list(entry.get("tags", [])), list(entry.get("spec", [])), str(entry.get("reason", "")))
+                  list(entry.get("tags", [])), list(entry.get("spec", [])), entry.get("reason", ""))
 
 
 def _read_expected(e, profile: str, refs, fail) -> Expected:
@@ -263,13 +281,23 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
     for name, c in compare.items():
         if not isinstance(c, dict) or c.get("kind") not in COMPARE_KINDS:
             fail(f"{where}.compare.{name}: kind must be one of {sorted(COMPARE_KINDS)}")
-        if c["kind"] == "allclose" and not all(isinstance(c.get(k), (int, float)) for k in ("rtol", "atol")):
-            fail(f"{where}.compare.{name}: allclose needs numeric 'rtol' and 'atol'")
+        if c["kind"] == "allclose":
+            _check_tolerance(c, outputs.get(name), f"{where}.compare.{name}", fail)
     try:
         stages = Stages.from_intermediates(refs(e.get("intermediates", {}), f"{where}.intermediates"))
     except ValueError as err:
         fail(f"{where}.intermediates: {err}")
     return Expected(outputs, values, compare, stages)
+
+
+def _check_tolerance(contract: dict, output, where: str, fail):
+    """An allclose contract relaxes a float output within TOLERANCE_BOUNDS, nothing else."""
+    if output is None or tensorio.dtype_name(output).lower() not in FLOAT_DTYPES:
+        fail(f"{where}: allclose applies to a float output tensor only")
+    for key, bound in TOLERANCE_BOUNDS.items():
+        tol = contract.get(key)
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= bound:  # NaN fails too
+            fail(f"{where}: allclose needs a numeric {key!r} in [0, {bound:g}], got {tol!r}")
 
 
 # ---- writing --------------------------------------------------------------------------------------------

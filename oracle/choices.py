@@ -126,3 +126,16 @@ QUANTIZE_CHECK = Choice(
        "cubecl.mode": "Symmetric only",
        "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
 )
+
+# --- quantized tensors in motion (the routes live in layout.py) --------------------------------------------
+LAYOUT = Choice(
+    "layout",
+    ndarray="codes move; q_permute also permutes the scale grid and block dims; reshape/flip/slice/select keep "
+            "the scale list (burn-ndarray ops/qtensor.rs)",
+    flex="per-tensor codes move; per-block tensors are dequantized, moved and requantized with flex's own "
+         "quantize_dynamic (burn-flex block_safe_layout_op)",
+    cubecl="metadata moves for reshape/permute; q_flip unimplemented; the rest are trait defaults (spec §9.3, "
+           "not run here)",
+)
+VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
+                                        "(burn-ndarray into_data, burn-flex to_contiguous)")

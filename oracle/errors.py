@@ -131,6 +131,8 @@ _SITES = [
     PanicSite("cubecl.scale_bindings", "assert",
               "a scheme with {levels} scale level(s) takes as many scale bindings, but {bindings} were provided",
               "§8 #60 cubecl-std quant/base.rs:21"),
+    PanicSite("cubecl.q_flip", "panic", "not implemented",
+              "§9.3 cubecl q_flip is `unimplemented!()` (spec only, no GPU build ran it)"),
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}", "§8 #59"),
 ]

@@ -15,6 +15,7 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
+from .layout import VIEW_READS, run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
@@ -84,6 +85,21 @@ def _dequantize(params, inputs, prof, stages) -> Outputs:
     return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, stages=stages)}
 
 
+def _qlayout(params, inputs, prof, stages) -> Outputs:
+    """Layout steps on a quantized tensor through burn's ``Tensor`` API (``oracle/layout.py``)."""
+    x, held = run_steps(_parts(inputs, params), params["steps"], prof, stages)
+    if held is None:
+        return {"x": x, "quantized": False}
+    out = _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}
+    return out
+
+
+def _quantize_view(params, inputs, prof, stages) -> Outputs:
+    """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
+    x = VIEW_READS[prof.view_read](np.asarray(inputs["x"]), params["view"])
+    return _qtensor_outputs(quantize_dynamic(x, _scheme(params), profile=prof, stages=stages), prof)
+
+
 def _to_bytes(params, inputs, prof, stages) -> Outputs:
     return {"bytes": to_bytes(_parts(inputs, params), profile=prof)}
 
@@ -143,6 +159,8 @@ OPS: dict[str, Callable[[dict, dict, Profile, Stages | None], Outputs]] = {
     "unpack_u32": _unpack_u32,
     "ternary_matmul": _ternary_matmul,
     "scheme_info": _scheme_info,
+    "qlayout": _qlayout,
+    "quantize_view": _quantize_view,
 }
 
 

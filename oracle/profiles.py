@@ -147,6 +147,9 @@ class Profile:
     """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
     0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
     0.23.0-pre.1, ``oracle/packing.py``)."""
+    moves_packing_dim: bool = _flag()
+    """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
+    0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
     validates_data_length: bool = _flag()
     """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
     0.23.0-pre.1); before, only the reader's own checks applied."""
@@ -187,6 +190,11 @@ class Profile:
     max_reshape_dims: int | None = _dims_limit()
     """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
     block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
+    layout: str = _one_of(c.LAYOUT, "ndarray")
+    """How a layout op on a quantized tensor is carried out, per step and level (codes moved, scale grid
+    permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
+    view_read: str = _one_of(c.VIEW_READ, "logical")
+    """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
     ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
@@ -238,6 +246,7 @@ _FLEX = Profile(
     stores_as_native=True,
     keeps_extra_scales=True,
     checks_qtensor=True,
+    layout="flex",
 )
 
 _CUBECL = Profile(
@@ -256,6 +265,7 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
     observes_through_bytes=False,
+    layout="cubecl",
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
@@ -286,6 +296,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     stores_as_native=False,
     value_layout="packed_lines",
     validates_data_length=True,
+    moves_packing_dim=True,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,

@@ -39,6 +39,9 @@ class Stages:
     scaled: np.ndarray | None = None
     """``x / e`` before rounding, in f32, shaped like ``x``."""
     codes: np.ndarray | None = None
+    moved: np.ndarray | None = None
+    """``qlayout`` of pure moves: the steps applied to the dequantized input, i.e. what a user expects the
+    result to dequantize to (``oracle/layout.py``)."""
 
     def intermediates(self) -> dict[str, np.ndarray]:
         """The recorded stages in pipeline order, as f32 arrays under their vector-format names."""

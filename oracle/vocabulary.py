@@ -15,8 +15,11 @@ from .scheme import STORE_KINDS, QuantMode, QuantScheme, QuantValue, ScaleDtype
 
 OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
        "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info")
+       "scheme_info", "qlayout", "quantize_view")
 """The operations of docs/ops.md, in its order."""
+LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
+                "cat", "expand", "mul_scalar", "matmul")
+"""The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
 
 SCALE_OPS = ("round_up", "encode_scales", "decode_scales")
 """The ops on a scale dtype alone (param ``dtype``), not on a tensor."""
@@ -31,8 +34,8 @@ LEVELS = ("tensor", "block", "two-level")
 """Per-tensor scale only, one level of block scales, or block scales under a per-tensor global (§1.6)."""
 PROFILE_NAMES = tuple(PROFILES)
 
-__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES", "SCALE_OPS",
-           "STORES", "VALUES", "level"]
+__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LAYOUT_STEPS", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES",
+           "SCALE_OPS", "STORES", "VALUES", "level"]
 
 
 def level(scheme: QuantScheme) -> str:

@@ -265,6 +265,13 @@ def test_packed_layout_panics_of_burn_0_23():
            o.unpack_u32, np.array([0x76543210], np.uint32), QuantValue.Q4S, 9, profile=FLEX_0_23)
 
 
+def test_gpu_flip_of_a_quantized_tensor_panics():
+    """cubecl's q_flip is `unimplemented!()` (spec §9.3): the message is the bare macro text."""
+    params = {"scheme": Q8S.to_json(), "steps": [{"op": "flip", "axes": [0]}]}
+    raises("cubecl.q_flip", "not implemented",
+           o.run, "qlayout", params, {"codes": np.zeros(4, np.int8), "scales": ONE}, profile=CUBECL)
+
+
 def test_every_reachable_catalogue_code_has_a_test():
     """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
     tested = set(re.findall(r'raises\(\s*"([a-z0-9_.]+)"', Path(__file__).read_text()))

@@ -99,6 +99,23 @@ def check(binary: str) -> None:
         assert out["x"].tobytes() == expect.tobytes(), (out["x"], expect)
         print("  dequantize Q8S per-tensor: ok")
 
+        # qlayout: transpose of a per-tensor Q8S tensor moves the codes (scale 0.5 kept); of a per_block([2])
+        # tensor with scales [1, 2, 3, 4] on [[1, 2, 3, 4], [5, 6, 7, 8]] (values [[1, 2, 6, 8], [15, 18, 28, 32]]):
+        # ndarray permutes the 2x2 scale grid and the block dims, flex requantizes under BlockSize([2, 1]).
+        q = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int8)
+        msg, out = h.request("qlayout", {"scheme": scheme(), "steps": [{"op": "transpose"}]},
+                             {"codes": q, "scales": f32(0.5)})
+        assert msg["type"] == "result" and out["codes"].tolist() == [[1, 4], [2, 5], [3, 6]], (msg, out)
+        assert out["x"].tolist() == [[0.5, 2.0], [1.0, 2.5], [1.5, 3.0]] and out["scales"].tolist() == [0.5], out
+        blocks = scheme(block={"size": [2], "dtype": "F32"})
+        q = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.int8)
+        msg, out = h.request("qlayout", {"scheme": blocks, "steps": [{"op": "transpose"}]},
+                             {"codes": q, "scales": f32(1, 2, 3, 4)})
+        assert msg["type"] == "result" and "BlockSize([2, 1])" in msg["values"]["scheme"], msg
+        if backend == "ndarray":
+            assert out["scales"].tolist() == [1, 3, 2, 4] and out["x"].tolist() == [[1, 15], [2, 18], [6, 28], [8, 32]], out
+        print("  qlayout transpose (per-tensor codes moved, per-block grid permuted): ok")
+
         # §7.4 example 1: the bytes of that tensor.
         msg, out = h.request("to_bytes", {"scheme": scheme()}, {"codes": codes, "scales": scale})
         assert out["bytes"].tobytes().hex() == "81b90023d436683c", out["bytes"].tobytes().hex()

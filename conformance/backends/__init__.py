@@ -19,7 +19,7 @@ from .base import Backend, BackendStartError
 __all__ = ["Backend", "BackendStartError", "open_backend"]
 
 
-def open_backend(spec: str, *, timeout: float = 30.0) -> Backend:
+def open_backend(spec: str, *, timeout: float = 30.0, hello_timeout: float = 60.0) -> Backend:
     kind, _, rest = spec.partition(":")
     if spec.startswith(("http://", "https://")):
         kind, rest = "http", spec
@@ -34,7 +34,7 @@ def open_backend(spec: str, *, timeout: float = 30.0) -> Backend:
         return python_backend(rest)
     if kind == "subprocess":
         from .subprocess import SubprocessBackend
-        return SubprocessBackend(rest, timeout=timeout)
+        return SubprocessBackend(rest, timeout=timeout, hello_timeout=hello_timeout)
     if kind == "http":
         from .http import HttpBackend
         return HttpBackend(rest, timeout=timeout)

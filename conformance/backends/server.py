@@ -1,14 +1,32 @@
-"""``qconform serve``: any backend exposed over the HTTP transport, as a plain ASGI application.
+"""``qconform serve``: any backend exposed over the HTTP transport, on a small asyncio HTTP/1.1 server (h11).
 
 Routes (docs/protocol.md, "HTTP"): ``POST /v1/hello``, ``POST /v1/run`` (bodies are protocol messages),
 ``GET /v1/health`` and ``GET /v1/openapi.json``. A backend error is a normal 200 reply carrying an error message;
 a fault of the wrapped backend (a crashed or hung subprocess) is a 502 whose ``x-qconform-fault`` header names
 the fault kind, so the client records the same verdict it would have recorded talking to the backend directly.
+
+The server owns its limits (``Limits``, docs/reliability.md) because a peer must not be able to exhaust it: an
+idle timeout (no request started) and a header timeout (a request head trickling in), a body timeout, a cap on
+connections (refused with 503 at once), a body refused from its Content-Length before any byte of it is read
+(413; 411 without one), and a cap on the request bodies held in memory at once (503). The backend is called in
+a worker thread, one request at a time, so a slow backend never stops the server from answering health checks
+or enforcing its timeouts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import re
+import signal
+import traceback
+from dataclasses import dataclass
+
+try:
+    import h11
+except ImportError:  # the http extra is not installed: `qconform serve` says so
+    h11 = None
 
 from ..protocol import (
     CONTENT_TYPE,
@@ -20,7 +38,19 @@ from ..protocol import (
     reply_message,
 )
 
-MAX_BODY = 1 << 30
+
+@dataclass(frozen=True)
+class Limits:
+    max_body: int = 1 << 30            # one request body (protocol.md: frames above 1 GiB are refused)
+    max_body_memory: int = 2 << 30     # all request bodies held at once
+    max_connections: int = 128
+    max_header_bytes: int = 16 << 10   # request line + headers
+    idle_timeout: float = 15.0         # a connection with no request started (new, or kept alive)
+    header_timeout: float = 10.0       # from a request's first byte to the end of its head
+    body_timeout: float = 120.0        # the whole body, once the head is in
+    send_timeout: float = 120.0        # a reply the client does not read
+
+
 
 OPENAPI = {
     "openapi": "3.1.0",
@@ -42,7 +72,9 @@ OPENAPI = {
                 "200": {"description": "result or error message",
                         "content": {CONTENT_TYPE: {"schema": {"type": "string", "format": "binary"}}}},
                 "400": {"description": "the request was not a valid message (text/plain)"},
-                "413": {"description": "request body too large"},
+                "411": {"description": "no Content-Length (chunked bodies are not accepted)"},
+                "413": {"description": "request body too large (refused from its Content-Length)"},
+                "503": {"description": "busy: too many connections, or request bodies in memory at their cap"},
                 "502": {"description": "the wrapped backend crashed, timed out or broke the protocol; header "
                                        "x-qconform-fault names which (text/plain detail)"}}}},
         "/v1/health": {"get": {"summary": "Liveness", "responses": {"200": {"description": "the text 'ok'"}}}},
@@ -50,74 +82,185 @@ OPENAPI = {
 }
 
 
-def make_app(backend):
-    """An ASGI app serving ``backend`` (anything ``open_backend`` returns). Requests are handled one at a time,
-    like the other transports: the backend is called directly on the event loop."""
 
-    async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+_ABS_PATH = re.compile(r"(?<![\w.~/-])/(?:[\w.+@~-]+/)+(?=[\w.+@~-])")
+
+
+def strip_paths(text: str) -> str:
+    """A fault's detail without the server's absolute paths (kept: the file names, lines and messages)."""
+    return _ABS_PATH.sub("", text)
+
+
+class _Close(Exception):
+    """End the connection (after the reply, if one is given)."""
+
+    def __init__(self, status: int = 0, text: str = ""):
+        self.status, self.text = status, text
+
+
+class Server:
+    def __init__(self, backend, limits: Limits = Limits()):
+        self.backend, self.limits = backend, limits
+        self.connections, self.body_budget = 0, limits.max_body_memory
+        self._backend_lock = asyncio.Lock()
+
+    async def connection(self, reader, writer):
+        if self.connections >= self.limits.max_connections:
+            await self._raw_reply(writer, 503, b"busy: too many connections")
             return
-        if scope["type"] != "http":
-            return
-        route = (scope["method"], scope["path"])
+        self.connections += 1
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_header_bytes)
+        try:
+            while await self._cycle(conn, reader, writer):
+                conn.start_next_cycle()
+        except _Close as c:
+            if c.status and conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                try:
+                    await self._send(conn, writer, c.status, c.text.encode(), "text/plain", close=True)
+                except (TimeoutError, h11.ProtocolError, ConnectionError, OSError):
+                    pass
+        except (TimeoutError, h11.ProtocolError, ConnectionError, OSError):
+            pass
+        except Exception as e:  # noqa: BLE001 - a bug of ours: say so (500, traceback on stderr), keep serving
+            traceback.print_exc()
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                with contextlib.suppress(TimeoutError, h11.ProtocolError, ConnectionError, OSError):
+                    await self._send(conn, writer, 500, f"internal error: {type(e).__name__}".encode(),
+                                     "text/plain", close=True)
+        finally:
+            self.connections -= 1
+            writer.close()
+
+    async def _cycle(self, conn, reader, writer) -> bool:
+        """One request and its reply; whether the connection may carry another."""
+        request = await self._event(conn, reader, self.limits.idle_timeout, head=True)
+        if isinstance(request, h11.ConnectionClosed):
+            return False
+        route = (request.method.decode("latin-1"), request.target.decode("latin-1").partition("?")[0])
+        status, body, ctype, headers = await self._route(conn, reader, writer, route, request)
+        await self._send(conn, writer, status, body, ctype, headers)
+        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+
+    async def _event(self, conn, reader, timeout: float, head: bool = False):
+        """The next h11 event, reading as needed: ``timeout`` for the first byte, then (for a request head)
+        ``header_timeout`` for the rest of it. A malformed head is a 400 (431 when too large)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as e:
+                raise _Close(e.error_status_hint, f"malformed request: {e}") from None
+            if event is not h11.NEED_DATA:
+                return event
+            left = deadline - loop.time()
+            if left <= 0:
+                raise _Close(408 if conn.their_state is h11.SEND_BODY or conn.trailing_data[0] else 0,
+                             "request timeout")
+            try:
+                data = await asyncio.wait_for(reader.read(1 << 16), left)
+            except TimeoutError:
+                data = None
+            if data is None:
+                continue
+            if head and data and not conn.trailing_data[0] and deadline - loop.time() > self.limits.header_timeout:
+                deadline = loop.time() + self.limits.header_timeout  # the request started: its head must follow
+            conn.receive_data(data)
+
+    async def _route(self, conn, reader, writer, route, request):
         if route == ("GET", "/v1/health"):
-            return await _reply(send, 200, b"ok", "text/plain")
+            return 200, b"ok", "text/plain", []
         if route == ("GET", "/v1/openapi.json"):
-            return await _reply(send, 200, json.dumps(OPENAPI).encode(), "application/json")
+            return 200, json.dumps(OPENAPI).encode(), "application/json", []
         if route not in (("POST", "/v1/hello"), ("POST", "/v1/run")):
-            return await _reply(send, 404, b"not found; see /v1/openapi.json", "text/plain")
-        body = await _body(receive)
-        if body is None:
-            return await _reply(send, 413, b"request body too large", "text/plain")
-        status, payload, headers = handle(backend, scope["path"], body)
-        await _reply(send, status, payload, CONTENT_TYPE if status == 200 else "text/plain", headers)
+            return 404, b"not found; see /v1/openapi.json", "text/plain", []
+        size = self._content_length(request)
+        if size > self.body_budget:
+            raise _Close(503, "busy: request bodies in memory at their cap; retry later")
+        self.body_budget -= size
+        try:
+            if conn.they_are_waiting_for_100_continue:
+                writer.write(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
+            body = await self._body(conn, reader, size)
+            return await self._handle(route[1], body)
+        finally:
+            self.body_budget += size
 
-    return app
+    def _content_length(self, request) -> int:
+        values = [v for k, v in request.headers if k == b"content-length"]
+        if not values:
+            raise _Close(411, "a Content-Length is required (chunked bodies are not accepted)")
+        size = int(values[0])  # h11 checked it is one well-formed number
+        if size > self.limits.max_body:
+            raise _Close(413, f"request body of {size} bytes exceeds {self.limits.max_body}")
+        return size
+
+    async def _body(self, conn, reader, size: int) -> bytearray:
+        body, got = bytearray(size), 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.body_timeout
+        while True:
+            event = await self._event(conn, reader, deadline - loop.time())
+            if isinstance(event, h11.Data):
+                body[got:got + len(event.data)] = event.data
+                got += len(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                return body
+            else:
+                raise _Close()
+
+    async def _handle(self, path: str, body: bytearray):
+        try:
+            meta, tensors = decode_message(memoryview(body))
+        except ProtocolError as e:
+            return 400, str(e).encode(), "text/plain", []
+        if path == "/v1/hello":
+            return 200, encode_message(self.backend.hello.to_json()), CONTENT_TYPE, []
+        if meta.get("type") != "request" or not isinstance(meta.get("op"), str):
+            return 400, b"expected a request message with an 'op'", "text/plain", []
+        params = meta.get("params", {})
+        if not isinstance(params, dict):
+            return 400, b"'params' must be an object", "text/plain", []
+        async with self._backend_lock:  # backends are not thread-safe: one request at a time, like the others
+            outcome = await asyncio.to_thread(self.backend.run, meta["op"], params, tensors)
+        if isinstance(outcome, Fault):
+            detail = strip_paths(f"{outcome.detail}\n{outcome.stderr}").encode()
+            return 502, detail, "text/plain", [(b"x-qconform-fault", outcome.kind.encode())]
+        reply, out = reply_message(meta.get("id"), outcome)
+        return 200, encode_message(reply, out), CONTENT_TYPE, []
+
+    async def _send(self, conn, writer, status, body, ctype, headers=(), close=False):
+        head = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()), *headers]
+        if close:
+            head.append((b"connection", b"close"))
+        writer.writelines([conn.send(h11.Response(status_code=status, headers=head)), conn.send(h11.Data(data=body)),
+                           conn.send(h11.EndOfMessage())])
+        await asyncio.wait_for(writer.drain(), self.limits.send_timeout)
+
+    async def _raw_reply(self, writer, status: int, text: bytes):
+        reason = {503: b"Service Unavailable"}[status]
+        writer.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d\r\nconnection: close"
+                     b"\r\n\r\n%s" % (status, reason, len(text), text))
+        try:
+            await asyncio.wait_for(writer.drain(), 1)
+        except (TimeoutError, ConnectionError):
+            pass
+        writer.close()
 
 
-def handle(backend, path: str, body: bytes) -> tuple[int, bytes, list]:
-    try:
-        meta, tensors = decode_message(body)
-    except ProtocolError as e:
-        return 400, str(e).encode(), []
-    if path == "/v1/hello":
-        return 200, encode_message(backend.hello.to_json()), []
-    if meta.get("type") != "request" or not isinstance(meta.get("op"), str):
-        return 400, b"expected a request message with an 'op'", []
-    outcome = backend.run(meta["op"], meta.get("params", {}), tensors)
-    if isinstance(outcome, Fault):
-        detail = f"{outcome.detail}\n{outcome.stderr}".encode()
-        return 502, detail, [(b"x-qconform-fault", outcome.kind.encode())]
-    reply, out = reply_message(meta.get("id"), outcome)
-    return 200, encode_message(reply, out), []
+async def _serve(backend, host: str, port: int, limits: Limits):
+    server = Server(backend, limits)
+    # a deep accept queue: connections above the limit get a 503 from us rather than a reset from the kernel
+    listener = await asyncio.start_server(server.connection, host, port, backlog=1024)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: the caller then closes the backend
+        loop.add_signal_handler(sig, stop.set)
+    async with listener:
+        await stop.wait()
 
 
-async def _body(receive) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        msg = await receive()
-        chunk = msg.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-        if not msg.get("more_body"):
-            return b"".join(chunks)
-
-
-async def _reply(send, status: int, body: bytes, ctype: str, headers: list | None = None):
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()),
-                            *(headers or [])]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def serve(backend, host: str = "127.0.0.1", port: int = 8765, log_level: str = "warning"):
-    try:
-        import uvicorn
-    except ImportError:
+def serve(backend, host: str = "127.0.0.1", port: int = 8765, limits: Limits = Limits()):
+    if h11 is None:
         raise SystemExit("qconform serve needs the http extra: pip install 'qconform[http]'") from None
-    uvicorn.run(make_app(backend), host=host, port=port, log_level=log_level, lifespan="on")
+    asyncio.run(_serve(backend, host, port, limits))

@@ -3,7 +3,14 @@
 One request is in flight at a time. Reads and writes are non-blocking and bounded by a per-request deadline,
 so a child that hangs, stops reading, dies, or writes garbage costs one vector (recorded as ``timed out``,
 ``crashed`` or ``protocol error``): the process is killed and restarted lazily (with a new handshake) for the
-next vector. stderr is drained by a thread into a bounded tail that is attached to every fault.
+next vector. After ``max_restarts`` consecutive failed restarts the backend gives up: every later vector is
+``crashed`` at once, with the reason, instead of costing a handshake timeout each.
+
+Faults are attributed to the vector that caused them: the child's exit is watched (a pidfd), so a child that
+died while a grandchild still holds its stdout is ``crashed``, not ``timed out``; a late reply to an earlier
+request is discarded (and noted), not blamed on the next vector; a frame that cannot start a safetensors blob
+is refused at its first bytes. A reply of N bytes is read into one buffer of N bytes and decoded without copies.
+stderr is drained by a thread, in chunks, into a bounded tail (bounded line length too) attached to every fault.
 """
 
 from __future__ import annotations
@@ -13,25 +20,32 @@ import os
 import selectors
 import shlex
 import signal
+import struct
 import subprocess
 import threading
 import time
 
 from ..protocol import (
+    BLOB_START,
     HELLO,
     Fault,
     ProtocolError,
+    check_blob_start,
     decode_message,
     encode_message,
-    frame,
     frame_length,
     parse_hello,
     parse_reply,
     request_message,
+    summarize,
+    text_hint,
 )
 from .base import BackendStartError
+from .reap import kill_tree
 
 STDERR_LINES = 200
+STDERR_LINE_BYTES = 2000  # longer lines are cut (a line without newline must not grow without bound)
+MAX_FAILED_RESTARTS = 3
 
 
 class _Failure(Exception):
@@ -41,33 +55,63 @@ class _Failure(Exception):
 
 
 class _StderrTail:
-    """Drains a pipe in a daemon thread, keeping the last lines (a chatty backend must not block on it)."""
+    """Drains a pipe in a daemon thread, in chunks, keeping the last lines, each cut to a bounded length (a
+    chatty backend must neither block on a full pipe nor make the runner's memory grow)."""
 
     def __init__(self, pipe):
         self.lines = collections.deque(maxlen=STDERR_LINES)
+        self.partial, self.cut = bytearray(), 0
         self.thread = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
         self.thread.start()
 
     def _drain(self, pipe):
-        for line in iter(pipe.readline, b""):
-            self.lines.append(line.decode("utf-8", "replace").rstrip("\n")[:2000])
+        fd = pipe.fileno()
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                self._add(chunk)
+        except OSError:
+            pass
+        if self.partial or self.cut:
+            self._end_line()
         pipe.close()
 
+    def _add(self, chunk: bytes):
+        *complete, rest = chunk.split(b"\n")
+        for piece in complete:
+            self._keep(piece)
+            self._end_line()
+        self._keep(rest)
+
+    def _keep(self, piece: bytes):
+        room = STDERR_LINE_BYTES - len(self.partial)
+        self.partial += piece[:room]
+        self.cut += max(0, len(piece) - room)
+
+    def _end_line(self):
+        line = self.partial.decode("utf-8", "replace")
+        self.lines.append(f"{line} [... {self.cut} more bytes]" if self.cut else line)
+        self.partial, self.cut = bytearray(), 0
+
     def text(self) -> str:
-        return "\n".join(self.lines)
+        tail = list(self.lines)
+        if self.partial:  # a line still being written
+            tail.append(self.partial.decode("utf-8", "replace") + (f" [... {self.cut} more bytes]" if self.cut else ""))
+        return "\n".join(tail)
 
 
 class SubprocessBackend:
-    def __init__(self, command: str, *, timeout: float = 30.0, hello_timeout: float = 60.0):
+    def __init__(self, command: str, *, timeout: float = 30.0, hello_timeout: float = 60.0,
+                 max_restarts: int = MAX_FAILED_RESTARTS):
         self.argv = shlex.split(command)
         if not self.argv:
             raise BackendStartError("subprocess backend needs a command line")
-        self.timeout, self.hello_timeout = timeout, hello_timeout
-        self.proc = None
-        self.restarts, self._next_id = 0, 0
+        self.timeout, self.hello_timeout, self.max_restarts = timeout, hello_timeout, max_restarts
+        self.proc, self._busy = None, False
+        self.restarts, self.failed_restarts, self.gave_up, self._next_id = 0, 0, "", 0
         try:
             self.hello = self._start()
         except (_Failure, ProtocolError) as e:
+            self._kill()
             raise BackendStartError(f"subprocess {command!r} failed its handshake: {e}"
                                     f"{self._stderr_suffix()}") from None
 
@@ -85,19 +129,20 @@ class SubprocessBackend:
         os.set_blocking(self._out, False)
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._out, selectors.EVENT_READ)
-        obj, _ = self._exchange(encode_message(HELLO), self.hello_timeout)
+        self._exited = _exit_watch(self.proc.pid, self._sel)
+        self._pending, self._writing = [], False
+        obj, _, _ = self._exchange(encode_message(HELLO), self.hello_timeout)
         return parse_hello(obj)
 
     def _kill(self):
-        """Kill the child (its own process group: we started it with a new session) and reap it."""
+        """Kill the child and everything it started, even helpers that left its process group, and reap it."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        kill_tree(proc.pid, pipes=(self._in, self._out))
         self._sel.close()
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self._exited is not None:
+            os.close(self._exited)
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             try:
@@ -107,13 +152,13 @@ class SubprocessBackend:
         self.stderr.thread.join(timeout=1)
 
     def close(self):
-        if self.proc is not None:
+        if self.proc is not None and not self._busy:  # interrupted mid-request: it would not read a bye
             try:
-                os.write(self._in, frame(encode_message({"type": "bye"})))
+                os.write(self._in, _frame_prefix(blob := encode_message({"type": "bye"})) + blob)
                 self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-            self._kill()
+        self._kill()
 
     def _stderr_suffix(self) -> str:
         text = self.stderr.text() if getattr(self, "stderr", None) else ""
@@ -122,82 +167,151 @@ class SubprocessBackend:
     # -- requests --
 
     def run(self, op, params, inputs):
+        if self.gave_up:
+            return Fault("crashed", self.gave_up, self._stderr_text())
+        note = self._stale() if self.proc is not None else ""
+        if note:
+            self._kill()
         if self.proc is None:
-            try:
-                self.restarts += 1
-                self._start()
-            except (BackendStartError, _Failure, ProtocolError) as e:
-                self._kill()
-                return Fault("crashed", f"backend could not be restarted: {e}", self._stderr_text())
+            fault = self._restart()
+            if fault is not None:
+                return fault
         self._next_id += 1
         rid = f"{self._next_id:x}"
         blob = encode_message(request_message(rid, op, params), inputs)
+        self._busy = True  # stays set if an interrupt (KeyboardInterrupt) leaves the exchange half done
         try:
-            obj, tensors = self._exchange(blob, self.timeout)
-            return parse_reply(obj, tensors, rid)
+            obj, tensors, late = self._exchange(blob, self.timeout, rid)
+            self._busy = False
+            outcome = parse_reply(obj, tensors, rid)
+            outcome.note = "; ".join(filter(None, [note, late]))
+            return outcome
         except _Failure as f:
             fault = Fault(f.kind, f.detail)
         except ProtocolError as e:
             fault = Fault("protocol error", str(e))
+        self._busy = False
         # the stream can no longer be trusted: start afresh for the next vector
         self._kill()
         fault.stderr = self._stderr_text()
+        fault.note = note
         return fault
+
+    def _stale(self) -> str:
+        """Why the process cannot take the next request although the last one went fine: it exited after its
+        reply, or wrote more after it. The next vector is not blamed: the process is restarted, with a note."""
+        ready = {key.fd for key, _ in self._sel.select(0)}  # one system call when all is well
+        if self._exited in ready or (self._exited is None and self.proc.poll() is not None):
+            return f"the backend had exited (status {self.proc.wait()}) after its previous reply; restarted"
+        if self._out in ready:
+            try:
+                extra = os.read(self._out, 48)
+            except OSError:
+                extra = b""
+            return f"the backend wrote after its previous reply ({summarize(extra)}...); restarted"
+        return ""
+
+    def _restart(self) -> Fault | None:
+        try:
+            self.restarts += 1
+            self._start()
+            self.failed_restarts = 0
+            return None
+        except (BackendStartError, _Failure, ProtocolError) as e:
+            self._kill()
+            self.failed_restarts += 1
+            reason = f"backend could not be restarted: {e}"
+            if self.failed_restarts >= self.max_restarts:
+                self.gave_up = (f"not run: the backend failed {self.failed_restarts} restarts in a row, so the "
+                                f"runner gave up on it; the last one: {e}")
+            return Fault("crashed", reason, self._stderr_text())
 
     def _stderr_text(self) -> str:
         return self.stderr.text() if getattr(self, "stderr", None) else ""
 
-    def _exchange(self, blob: bytes, timeout: float):
-        """Write one frame, read one frame; _Failure on timeout/EOF, ProtocolError on garbage."""
+    def _exchange(self, blob: bytes, timeout: float, rid: str | None = None):
+        """Write one frame, read the reply frame -> (message, tensors, note); _Failure on timeout/exit,
+        ProtocolError on garbage. Replies to requests before ``rid`` are discarded (and noted)."""
         deadline = time.monotonic() + timeout
-        pending = memoryview(frame(blob))
-        pending = pending[self._write(pending):]
-        if pending:
-            self._sel.register(self._in, selectors.EVENT_WRITE)
-        buf, need = bytearray(), None
+        self._pending = [memoryview(_frame_prefix(blob)), memoryview(blob)]
+        self._flush()
+        notes = []
         try:
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise _Failure("timed out", f"no complete reply within {timeout:g} s "
-                                                f"({len(buf)} bytes received)")
-                for key, _ in self._sel.select(left):
-                    if key.fd == self._in:
-                        pending = pending[self._write(pending):]
-                        if not pending:
-                            self._sel.unregister(self._in)
-                        continue
-                    chunk = self._read()
-                    buf += chunk
-                    if need is None and len(buf) >= 4:
-                        need = frame_length(bytes(buf[:4]))
-                    if need is not None and len(buf) >= 4 + need:
-                        if len(buf) > 4 + need:
-                            raise ProtocolError(f"backend wrote {len(buf) - 4 - need} bytes after its reply")
-                        return decode_message(bytes(buf[4:]))
+                prefix = bytes(self._read_exact(bytearray(4), deadline, timeout))
+                body = self._read_exact(bytearray(frame_length(prefix)), deadline, timeout, prefix)
+                obj, tensors = decode_message(memoryview(body))
+                late = _earlier_id(obj.get("id"), rid)
+                if late is None:
+                    return obj, tensors, "; ".join(notes)
+                notes.append(f"discarded a late reply to earlier request {late} ({len(body)} bytes)")
         finally:
-            if pending and self.proc is not None:
-                try:
-                    self._sel.unregister(self._in)
-                except (KeyError, ValueError):
-                    pass
+            if self._writing:
+                self._sel.unregister(self._in)
+                self._pending, self._writing = [], False
 
-    def _write(self, data: memoryview) -> int:
-        try:
-            return os.write(self._in, data[:1 << 20])
-        except BlockingIOError:
-            return 0
-        except (BrokenPipeError, ConnectionResetError):
-            raise _Failure("crashed", f"backend closed its stdin{self._exit_text()}") from None
+    def _read_exact(self, buf: bytearray, deadline: float, timeout: float, prefix: bytes | None = None):
+        """Fill ``buf`` from stdout. For a frame body (``prefix`` given), refuse it at its first bytes if they
+        cannot start a safetensors blob."""
+        view, got, checked = memoryview(buf), 0, prefix is None
+        seen = lambda: (prefix or b"") + bytes(buf[:min(got, 48)])
+        while got < len(buf):
+            try:  # read first, wait only when nothing is there: one system call per chunk in the usual case
+                if time.monotonic() >= deadline:  # a steady trickle must not outlive the deadline either
+                    raise BlockingIOError
+                n = os.readv(self._out, [view[got:]])
+            except BlockingIOError:
+                self._wait(deadline, timeout, seen)
+                continue
+            if n == 0:
+                what = f" after {got} of {len(buf)} bytes of a frame" if prefix is not None else ""
+                raise _Failure("crashed", f"backend closed its stdout{self._exit_text()}{what}; {summarize(seen())}"
+                                          f"{text_hint(seen())}")
+            got += n
+            if not checked and got >= min(len(buf), BLOB_START):
+                check_blob_start(prefix, bytes(buf[:BLOB_START]), len(buf))
+                checked = True
+        return buf
 
-    def _read(self) -> bytes:
-        try:
-            chunk = os.read(self._out, 1 << 20)
-        except BlockingIOError:
-            return b""
-        if not chunk:
-            raise _Failure("crashed", f"backend closed its stdout{self._exit_text()}")
-        return chunk
+    def _wait(self, deadline: float, timeout: float, seen):
+        """Block until stdout is readable, writing pending request bytes meanwhile. _Failure at the deadline, or
+        when the child has exited and nothing is left to read although its stdout is still open (held by a
+        process it started): that is a crash, not a hang."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Failure("timed out", f"no complete reply within {timeout:g} s ({summarize(seen())})"
+                                            f"{text_hint(seen())}")
+            ready = {key.fd for key, _ in self._sel.select(left)}
+            if self._in in ready:
+                self._flush()
+            if self._out in ready:
+                return
+            if self._exited is not None and self._exited in ready and not _readable_now(self._out):
+                code = self.proc.wait()
+                raise _Failure("crashed", f"backend exited (status {code}{_signal_name(code)}) without a complete "
+                                          f"reply while its stdout is still held open by another process (one "
+                                          f"it started?); {summarize(seen())}")
+
+    def _flush(self):
+        """Write as much of the pending request as the pipe takes now; watch stdin for the rest."""
+        while self._pending:
+            try:
+                n = os.write(self._in, self._pending[0][:1 << 20])
+            except BlockingIOError:
+                break
+            except (BrokenPipeError, ConnectionResetError):
+                self._pending = []
+                raise _Failure("crashed", f"backend closed its stdin{self._exit_text()}") from None
+            self._pending[0] = self._pending[0][n:]
+            if not self._pending[0]:
+                self._pending.pop(0)
+        if self._pending and not self._writing:
+            self._sel.register(self._in, selectors.EVENT_WRITE)
+            self._writing = True
+        elif self._writing and not self._pending:
+            self._sel.unregister(self._in)
+            self._writing = False
 
     def _exit_text(self) -> str:
         try:
@@ -205,6 +319,37 @@ class SubprocessBackend:
         except subprocess.TimeoutExpired:
             return ""
         return f" (exit status {code}{_signal_name(code)})"
+
+
+def _frame_prefix(blob) -> bytes:
+    return struct.pack("<I", len(blob))
+
+
+def _earlier_id(got, rid: str | None) -> str | None:
+    """``got`` when it names a request before ``rid`` (ids are our hex counter): a late or duplicate reply."""
+    if rid is None or not isinstance(got, str) or got == rid:
+        return None
+    try:
+        return got if 0 < int(got, 16) < int(rid, 16) else None
+    except ValueError:
+        return None
+
+
+def _exit_watch(pid: int, sel) -> int | None:
+    """A pidfd that becomes readable when the child exits (Linux >= 5.3), registered with ``sel``."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+    sel.register(fd, selectors.EVENT_READ)
+    return fd
+
+
+def _readable_now(fd: int) -> bool:
+    """Data (or EOF) waiting on ``fd`` right now."""
+    with selectors.DefaultSelector() as s:
+        s.register(fd, selectors.EVENT_READ)
+        return bool(s.select(0))
 
 
 def _signal_name(code: int) -> str:

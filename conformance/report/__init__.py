@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import diagnose
 from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, XFAILED, XPASSED, Verdict
+from ..terminal import safe
 
 REPORT_VERSION = 1
 COLUMNS = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
@@ -38,11 +39,14 @@ def summary(verdicts: list[Verdict]) -> dict:
 
 
 def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, stale: list[str],
-          strict: bool, started: float) -> dict:
+          strict: bool, started: float, selected: int | None = None, interrupted: bool = False) -> dict:
     xpassed = [v.alias for v in verdicts if v.status == XPASSED]
+    selected = len(verdicts) if selected is None else selected
     return {"qconform_report": REPORT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "duration_s": round(time.time() - started, 3), "backend": backend, "profile": profile,
-            "suite": suite, "strict": strict, "summary": summary(verdicts),
+            "suite": suite, "strict": strict,
+            "run": {"selected": selected, "not_run": max(0, selected - len(verdicts)), "interrupted": interrupted},
+            "summary": summary(verdicts),
             "diagnosis": diagnose.summarize(verdicts),
             "expectations": {"unmatched": stale, "xpassed": xpassed},
             "verdicts": [v.to_json() for v in verdicts]}
@@ -66,11 +70,24 @@ def verdicts_of(report: dict) -> list[Verdict]:
     return [Verdict.from_json(v) for v in report["verdicts"]]
 
 
+def incomplete(report: dict) -> str:
+    """Why the report does not cover every selected vector ('' when it does). A report without the 'run'
+    record (an older one) is judged by its verdicts alone."""
+    run = report.get("run") or {}
+    not_run, selected = run.get("not_run", 0), run.get("selected")
+    if run.get("interrupted"):
+        return f"INTERRUPTED: {not_run} of {selected} selected vectors not run"
+    if not_run:
+        return f"INCOMPLETE: {not_run} of {selected} selected vectors have no verdict"
+    return ""
+
+
 def failed(report: dict) -> bool:
-    """The run's gate: any failure, or (strict) any stale expectation."""
+    """The run's gate: any failure, a run that did not judge every selected vector, or (strict) any stale
+    expectation. A report can never say OK while a verdict is missing."""
     t = report["summary"]["total"]
     stale = report["expectations"]["unmatched"] or report["expectations"]["xpassed"]
-    return bool(t[FAILED] or (report.get("strict") and stale))
+    return bool(t[FAILED] or incomplete(report) or (report.get("strict") and stale))
 
 
 # ---- text -----------------------------------------------------------------------------------------------
@@ -112,6 +129,11 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20) -> str:
         lines += ["", "xfail entries that now pass (remove them):"] + [f"  {x}" for x in e["xpassed"]]
     b = report["backend"]
     verdict = "FAILED" if failed(report) else "OK"
+    if incomplete(report):
+        lines += ["", incomplete(report)]
+        verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
+    su = report["suite"]
     lines += ["", (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
-                   f"suite {report['suite'].get('name')} ({report['suite'].get('vectors')} vectors); {verdict}")]
-    return "\n".join(lines)
+                   f"suite {su.get('name')} ({su.get('vectors')} vectors, manifest sha256 "
+                   f"{su.get('digest') or 'unknown'}); {verdict}")]
+    return safe("\n".join(lines))  # backend text (messages, stderr, names) never reaches a terminal raw

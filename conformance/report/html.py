@@ -4,10 +4,11 @@ failure's message. No scripts, no external resources: the file can be attached t
 from __future__ import annotations
 
 import html
+import math
 
 from .. import diagnose
 from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED
-from . import failed
+from . import failed, incomplete
 
 COLOURS = {PASSED: "#3a9d5d", FAILED: "#d1453b", NOT_APPLICABLE: "#9aa5b1", XFAILED: "#e3a33b",
            XPASSED: "#7b61c4", SKIPPED: "#cfd6dd"}
@@ -23,6 +24,15 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
+def _n(x) -> float:
+    """A count or duration from the report; anything else (a hand-edited or hostile report) counts as 0."""
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else 0
+
+
+def _counts(c) -> dict:
+    return {k: _n(v) for k, v in c.items()} if isinstance(c, dict) else {}
+
+
 def stacked_bars(rows: dict[str, dict[str, int]], title: str) -> str:
     """Horizontal 100%-stacked bars, one per row (op or cell), coloured by status."""
     label_w, bar_w, h = 220, 520, 18
@@ -30,6 +40,7 @@ def stacked_bars(rows: dict[str, dict[str, int]], title: str) -> str:
     out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 60}" height="{height}" '
            f'role="img" aria-label="{_e(title)}"><text x="0" y="14" font-weight="bold">{_e(title)}</text>')]
     for i, (name, c) in enumerate(rows.items()):
+        c = _counts(c)
         y, total = 24 + i * h, sum(c.values()) or 1
         out.append(f'<text x="0" y="{y + 13}" font-size="12">{_e(name)}</text>')
         x = label_w
@@ -37,34 +48,39 @@ def stacked_bars(rows: dict[str, dict[str, int]], title: str) -> str:
             w = bar_w * c.get(status, 0) / total
             if w:
                 out.append(f'<rect x="{x:.1f}" y="{y + 2}" width="{w:.1f}" height="{h - 4}" '
-                           f'fill="{COLOURS[status]}"><title>{_e(name)}: {c[status]} {status}</title></rect>')
+                           f'fill="{COLOURS[status]}"><title>{_e(name)}: {_e(c[status])} {_e(status)}</title></rect>')
                 x += w
-        out.append(f'<text x="{label_w + bar_w + 6}" y="{y + 13}" font-size="12">{sum(c.values())}</text>')
+        out.append(f'<text x="{label_w + bar_w + 6}" y="{y + 13}" font-size="12">{_e(sum(c.values()))}</text>')
     return "".join(out) + "</svg>"
 
 
 def _table(title: str, rows: dict[str, dict[str, int]]) -> str:
     head = "".join(f"<th>{_e(s)}</th>" for s in ORDER)
-    body = "".join(f"<tr><td>{_e(k)}</td>" + "".join(f"<td>{r.get(s, 0)}</td>" for s in ORDER) + "</tr>"
-                   for k, r in rows.items())
+    body = "".join(f"<tr><td>{_e(k)}</td>" + "".join(f"<td>{_e(_counts(r).get(s, 0))}</td>" for s in ORDER)
+                   + "</tr>" for k, r in rows.items())
     return f"<table><tr><th>{_e(title)}</th>{head}</tr>{body}</table>"
 
 
 def render(report: dict) -> str:
     s, b, verdicts = report["summary"], report["backend"], report["verdicts"]
     ok = not failed(report)
+    word = "INTERRUPTED" if (report.get("run") or {}).get("interrupted") else "FAILED"
     legend = "".join(f'<span><svg width="10" height="10"><rect width="10" height="10" fill="{COLOURS[x]}"/></svg> '
                      f"{_e(x)}</span>" for x in ORDER)
     # cells where something diverged, worst first: where divergences fall
-    cells = {k: v for k, v in s["by_cell"].items() if v[FAILED] or v[XFAILED]}
-    cells = dict(sorted(cells.items(), key=lambda kv: -(kv[1][FAILED] + kv[1][XFAILED]))[:40])
+    cells = {k: _counts(v) for k, v in s["by_cell"].items()}
+    cells = {k: v for k, v in cells.items() if v.get(FAILED) or v.get(XFAILED)}
+    cells = dict(sorted(cells.items(), key=lambda kv: -(kv[1].get(FAILED, 0) + kv[1].get(XFAILED, 0)))[:40])
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>qconform report: {_e(b.get('name'))}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>qconform: {_e(b.get('name'))} {_e(b.get('version', ''))}</h1>",
         (f"<p>judged against profile <b>{_e(report['profile'])}</b> on suite <b>{_e(report['suite'].get('name'))}</b>"
-        f" ({report['suite'].get('vectors')} vectors), {_e(report['created'])}, {report['duration_s']} s: "
-        f"<span class='{'ok' if ok else 'bad'}'>{'OK' if ok else 'FAILED'}</span></p>"),
+        f" ({_e(report['suite'].get('vectors'))} vectors, manifest sha256 "
+        f"<code>{_e(report['suite'].get('digest') or 'unknown')}</code>), {_e(report['created'])}, "
+        f"{_e(report['duration_s'])} s: "
+        f"<span class='{'ok' if ok else 'bad'}'>{'OK' if ok else _e(word)}</span></p>"),
+        f"<p class='bad'>{_e(incomplete(report))}</p>" if incomplete(report) else "",
         _table("total", {"all vectors": s["total"]}),
         f"<div class='legend'>{legend}</div>", stacked_bars(s["by_op"], "results per op"),
     ]

@@ -3,7 +3,9 @@
 It knows no quantization: it recomputes each request's vector id and replies with what the suite expects
 under ``--answer`` (default: the claimed profile). That makes it a perfect backend (runner tests need no
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
-KIND:ALIAS``): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise.
+KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
+and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid.
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
 """
@@ -11,6 +13,8 @@ KIND:ALIAS``): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, rai
 import argparse
 import json
 import os
+import struct
+import subprocess
 import sys
 import time
 
@@ -33,7 +37,7 @@ class LookupBackend:
 
     def fault_for(self, op, params, inputs):
         v = self.suite.get(vector_id(op, params, inputs))
-        return v, self.faults.get(v.alias)
+        return v, self.faults.get(v.alias, self.faults.get("*"))
 
     def run(self, op, params, inputs):
         v, fault = self.fault_for(op, params, inputs)
@@ -65,6 +69,27 @@ def answer(v, profile, fault):
     return Result(outputs, dict(e.values))
 
 
+def raw_blob(header: bytes) -> bytes:
+    """A safetensors blob with a hand-written header (and no data)."""
+    return struct.pack("<Q", len(header)) + header
+
+
+DEEP = 100_000  # nesting depth of the hostile JSON below
+
+
+def hostile(fault, rid):
+    """Reply blobs that are valid framing but hostile content (item 1 of issue 13)."""
+    meta = json.dumps({"type": "result", "id": rid, "values": {}})
+    if fault == "hugeshape":  # zero bytes, but 2**80 elements
+        return raw_blob(json.dumps({"__metadata__": {"qconform": meta}, "codes": {
+            "dtype": "I8", "shape": [0, 2 ** 40, 2 ** 40], "data_offsets": [0, 0]}}).encode())
+    if fault == "deepmeta":
+        return raw_blob(json.dumps({"__metadata__": {"qconform": "[" * DEEP + "]" * DEEP}}).encode())
+    if fault == "deepheader":
+        return raw_blob(b'{"x":' + b"[" * DEEP + b"]" * DEEP + b"}")
+    return None
+
+
 def serve(backend):
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 
@@ -72,18 +97,55 @@ def serve(backend):
         stdout.write(protocol.frame(protocol.encode_message(meta, tensors)))
         stdout.flush()
 
+    marker = os.environ.get("QC_TEST_MARKER")  # hanghello: hang in every handshake after the first
     while True:
         head = stdin.read(4)
         if len(head) < 4:
             return
         meta, tensors = protocol.decode_message(stdin.read(protocol.frame_length(head)))
         if meta["type"] == "hello":
+            if marker and os.path.exists(marker):
+                time.sleep(3600)
+            if marker:
+                open(marker, "w").close()
             send({"type": "hello", "protocol": 1, **backend.hello()})
             continue
         if meta["type"] == "bye":
             return
         v, fault = backend.fault_for(meta["op"], meta["params"], tensors)
         print(f"request {meta['id']} {v.alias}", file=sys.stderr, flush=True)
+        blob = hostile(fault, meta["id"])
+        if blob is not None:
+            stdout.write(protocol.frame(blob))
+            stdout.flush()
+            continue
+        if fault == "chatty":  # 16 MiB of stderr in one line, then a normal reply
+            sys.stderr.buffer.write(b"x" * (16 << 20))
+            sys.stderr.flush()
+        if fault == "shortprint":  # a short stray print before a normal reply: its length reads as < 1 GiB
+            stdout.write(b"k\n")
+        if fault == "orphan":  # a grandchild keeps stdout open after the backend exits
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=sys.stdout)
+            os._exit(0)
+        if fault == "setsid":  # a helper in its own session (escapes a process-group kill), then hang
+            helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                      start_new_session=True, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(os.environ["QC_TEST_PIDS"], "w") as f:
+                f.write(f"{os.getpid()} {helper.pid}\n")
+            time.sleep(3600)
+        if fault in ("escapes", "escapes-crash"):
+            print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
+        if fault == "escapes-crash":
+            os._exit(5)
+        if fault == "escapes":
+            send({"type": "error", "id": meta["id"], "error": {
+                "message": "\x1b[2K\rPASSED\x1b[8m hidden \u202e", "code": "x.y"}})
+            continue
+        if fault == "big":  # one output of QC_TEST_BIG bytes
+            n = int(os.environ.get("QC_TEST_BIG", str(32 << 20)))
+            send({"type": "result", "id": meta["id"], "values": {}}, {"big": np.zeros(n, np.uint8)})
+            continue
         if fault == "crash":
             print("about to crash!", file=sys.stderr, flush=True)
             os._exit(3)
@@ -102,6 +164,9 @@ def serve(backend):
         rid = "nope" if fault == "wrongid" else meta["id"]
         reply, out = protocol.reply_message(rid, answer(v, backend.answer, fault))
         send(reply, out)
+        if fault == "duplicate":  # the same reply again, a little later (after the runner moved on)
+            time.sleep(0.2)
+            send(reply, out)
 
 
 def main():

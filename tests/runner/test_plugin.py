@@ -200,7 +200,7 @@ def test_cli_delegates_coverage_and_mutants(tmp_path, env):
 def test_default_suite_comes_from_the_environment(tmp_path, suite_dir, lookup_cmd, env):
     env = dict(env, QCONFORM_VECTORS=str(suite_dir))
     r = cli("run", "--backend", "subprocess:" + lookup_cmd(), env=env, cwd=tmp_path)
-    assert r.returncode == 0 and "suite test (6 vectors)" in r.stdout
+    assert r.returncode == 0 and "suite test (6 vectors," in r.stdout
 
 
 def test_cli_profiles_lists_oracle_profiles_and_mutants(tmp_path, env):

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compat;
+pub mod layout;
 pub mod ops;
 pub mod proto;
 pub mod scheme;

@@ -54,6 +54,8 @@ pub const OPS: &[&str] = &[
     "unpack_u32",
     "ternary_matmul",
     "scheme_info",
+    "qlayout",
+    "quantize_view",
 ];
 
 pub struct Output {
@@ -67,13 +69,13 @@ impl Output {
     }
 }
 
-type Inputs = HashMap<String, Arr>;
+pub(crate) type Inputs = HashMap<String, Arr>;
 
 // ------------------------------------------------------------------------------------------------
 // Wire tensors <-> burn TensorData
 // ------------------------------------------------------------------------------------------------
 
-fn input<'a>(inputs: &'a Inputs, name: &str) -> Result<&'a Arr, Failure> {
+pub(crate) fn input<'a>(inputs: &'a Inputs, name: &str) -> Result<&'a Arr, Failure> {
     match inputs.get(name) {
         Some(a) => Ok(a),
         None => harness("harness.missing_input", format!("input tensor {name:?} is missing")),
@@ -129,7 +131,7 @@ fn float_dtype_of(a: &Arr) -> DType {
 }
 
 /// burn `TensorData` (float or integer) to a wire tensor.
-fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Failure> {
+pub(crate) fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Failure> {
     let shape = shape.unwrap_or_else(|| compat::data_shape(data));
     let bytes = data.as_bytes().to_vec();
     let dtype = match compat::data_dtype(data) {
@@ -153,7 +155,7 @@ fn data_to_arr(data: &TensorData, shape: Option<Vec<usize>>) -> Result<Arr, Fail
 /// Splits quantized `TensorData` back into codes, block scales and the global scale with burn's
 /// own reader (`QuantizedBytes::into_vec_i8`), i.e. exactly what burn stored.
 /// `codes` keep the tensor's shape unless `flat` (or burn returned a count that does not fill it).
-fn quantized_outputs(data: TensorData, flat: bool) -> Result<Vec<(String, Arr)>, Failure> {
+pub(crate) fn quantized_outputs(data: TensorData, flat: bool) -> Result<Vec<(String, Arr)>, Failure> {
     let dtype = compat::data_dtype(&data);
     let DType::QFloat(scheme) = dtype else {
         return harness("harness.internal", format!("expected quantized data, got {dtype:?}"));
@@ -197,7 +199,7 @@ macro_rules! with_rank {
     };
 }
 
-fn tensor<const D: usize>(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<D>, Failure> {
+pub(crate) fn tensor<const D: usize>(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<D>, Failure> {
     let data = float_data(a, a.shape.clone())?;
     Ok(Tensor::<D>::from_data(data, (device, float_dtype_of(a))))
 }
@@ -209,7 +211,7 @@ fn flat_tensor(a: &Arr, device: &burn_tensor::Device) -> Result<Tensor<1>, Failu
     Ok(Tensor::<1>::from_data(data, (device, float_dtype_of(a))))
 }
 
-fn scheme_param(params: &Value) -> Result<QuantScheme, Failure> {
+pub(crate) fn scheme_param(params: &Value) -> Result<QuantScheme, Failure> {
     match params.get("scheme") {
         Some(s) => scheme_from_json(s),
         None => harness("harness.bad_params", "params.scheme is missing"),
@@ -265,6 +267,9 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         "unpack_u32" => unpack_u32(params, inputs),
         "ternary_matmul" => ternary_matmul::<T>(inputs),
         "scheme_info" => scheme_info(params),
+        // Quantized tensors in motion (src/layout.rs).
+        "qlayout" => crate::layout::qlayout::<T>(params, inputs),
+        "quantize_view" => crate::layout::quantize_view::<T>(params, inputs),
         other => harness("op.unknown", format!("unknown op {other:?}")),
     }
 }
@@ -397,7 +402,7 @@ fn quantize_dynamic<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output
     })
 }
 
-fn quantized_data(scheme: QuantScheme, inputs: &Inputs) -> Result<TensorData, Failure> {
+pub(crate) fn quantized_data(scheme: QuantScheme, inputs: &Inputs) -> Result<TensorData, Failure> {
     let (codes, shape) = i8_input(inputs, "codes")?;
     let (scales, _) = f32_input(inputs, "scales")?;
     let global = match inputs.get("global") {

@@ -1,0 +1,300 @@
+"""Quantized tensors in motion: layout ops applied to a QFloat tensor through burn's public ``Tensor`` API
+(spec §9), and quantizing a non-contiguous view.
+
+A *step* is one ``Tensor`` call, as JSON: ``{"op": "reshape", "shape": [..]}``, ``{"op": "transpose"}``,
+``{"op": "swap_dims", "dims": [a, b]}``, ``{"op": "permute", "axes": [..]}``, ``{"op": "flip", "axes": [..]}``,
+``{"op": "slice", "ranges": [[start, end, step], ..]}``, ``{"op": "select", "dim": d, "indices": [..]}``,
+``{"op": "gather", "dim": d, "indices": [..], "shape": [..]}`` (an index tensor, flat row-major),
+``{"op": "repeat_dim", "dim": d, "times": n}``, ``{"op": "cat", "dim": d, "copies": n}`` (the tensor
+concatenated with itself), ``{"op": "expand", "shape": [..]}``,
+``{"op": "mul_scalar", "value": v}``, ``{"op": "matmul", "rhs": [..], "shape": [..]}`` (times a float tensor;
+the product is exact then rounded once, a backend's GEMM is compared within its error bound).
+
+What a backend does with a step on a quantized tensor is one of a few *routes* (burn's routing, §9.1: burn-tensor's
+bridge → ``Dispatch`` → the backend's ``q_*`` override or the trait default):
+
+* ``move``: the codes move, the scheme and the stored scale list stay as they were (per-tensor everywhere on the
+  CPU; ndarray also for per-block reshape/flip/slice/select, whose scale list then no longer follows its blocks);
+* ``move_grid``: the codes move, the scale grid and the scheme's block dims are permuted with them (ndarray's
+  ``q_permute``, which ``swap_dims``/``transpose`` reach);
+* ``private``: dequantize to f32, apply the float op, requantize with flex's own ``quantize_dynamic`` under the
+  input scheme (block dims permuted for permute/swap): flex's ``block_safe_layout_op`` on per-block tensors;
+* ``requantize``: the trait default ``dequant_op_quant!``: dequantize, float op, the public ``quantize_dynamic``
+  (``compute_range`` → ``compute_q_params`` → ``quantize``) with the input scheme;
+* ``float``: the result is a plain float tensor (burn-tensor's ``expand`` and every arithmetic op dequantize);
+* a panic code: the backend refuses the op.
+
+Each profile's choice is a row of :data:`ROUTES` (picked by ``Profile.layout``); nothing here branches on a
+backend's name.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import choices as c
+from .blocks import BlockLayout, params_shape
+from .codec import into_data
+from .dequantize import _reload, dequantize
+from .errors import panic
+from .profiles import Profile
+from .qtensor import QTensor
+from .quantize import quantize, quantize_dynamic
+from .scales import validated_scale
+from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, shape_debug
+from .stages import Stages
+from .vocabulary import LAYOUT_STEPS
+
+STEP_OPS = LAYOUT_STEPS
+# Steps that only move (or repeat) elements: for them a user expects dequantize(op(q)) == op(dequantize(q)).
+PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather",
+                        "repeat_dim", "cat", "expand"})
+
+# Not forwarded by Dispatch (gather, repeat_dim, cat: the trait default), or dequantized by burn-tensor's bridge.
+_CPU_DEFAULTS = {"gather": "requantize", "repeat_dim": "requantize", "cat": "requantize", "expand": "float",
+                 "mul_scalar": "float", "matmul": "float"}
+# (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
+ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
+    # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
+    "ndarray": {
+        "reshape": ("move", "move"), "transpose": ("move_grid", "move_grid"),
+        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "flip": ("move", "move"), "slice": ("move", "move"), "select": ("move", "move"),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-flex ops/qtensor.rs:253-394: per-tensor codes move; blocks go through block_safe_layout_op.
+    "flex": {
+        "reshape": ("move", "private"), "transpose": ("move", "private"), "swap_dims": ("move", "private"),
+        "permute": ("move", "private"), "flip": ("move", "private"), "slice": ("move", "private"),
+        "select": ("move", "private"),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-cubecl ops/base.rs (spec §9.3, not run here): metadata moves; q_flip is unimplemented!(); the
+    # rest are trait defaults. Per-block reshape is modelled only where it keeps every block whole.
+    "cubecl": {
+        "reshape": ("move", "move"), "transpose": ("move_grid", "move_grid"),
+        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
+        "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+})
+
+PERMUTES = ("transpose", "swap_dims", "permute")
+
+
+# --- the float op of each step (numpy; also what the codes undergo when they move) ---------------------------
+
+
+def axes_of(step: dict, rank: int) -> list[int]:
+    """The permutation a permute-like step applies (``None`` for other steps)."""
+    axes = list(range(rank))
+    if step["op"] == "transpose":
+        axes[-2], axes[-1] = axes[-1], axes[-2]
+    elif step["op"] == "swap_dims":
+        a, b = step["dims"]
+        axes[a], axes[b] = axes[b], axes[a]
+    elif step["op"] == "permute":
+        axes = list(step["axes"])
+    return axes
+
+
+def apply(a: np.ndarray, step: dict) -> np.ndarray:
+    """The step on a plain array (numpy's view semantics equal burn's element semantics for each op)."""
+    op = step["op"]
+    if op == "reshape":
+        return a.reshape(step["shape"])
+    if op in ("transpose", "swap_dims", "permute"):
+        return a.transpose(axes_of(step, a.ndim))
+    if op == "flip":
+        return np.flip(a, tuple(step["axes"]))
+    if op == "slice":
+        ranges = [slice(*r) for r in step["ranges"]]
+        return a[tuple(ranges)]
+    if op == "select":
+        return np.take(a, np.asarray(step["indices"], dtype=np.int64), axis=step["dim"])
+    if op == "gather":
+        idx = np.asarray(step["indices"], dtype=np.int64).reshape(step["shape"])
+        return np.take_along_axis(a, idx, axis=step["dim"])
+    if op == "cat":
+        return np.concatenate([a] * step["copies"], axis=step["dim"])
+    if op == "repeat_dim":
+        reps = [1] * a.ndim
+        reps[step["dim"]] = step["times"]
+        return np.tile(a, reps)
+    if op == "expand":
+        return np.broadcast_to(a, step["shape"])
+    if op == "matmul":
+        rhs = np.asarray(step["rhs"], dtype=np.float32).reshape(step["shape"]).astype(np.float64)
+        return np.matmul(a.astype(np.float64), rhs).astype(np.float32)
+    if op == "mul_scalar":
+        return (a.astype(np.float32) * np.float32(step["value"])).astype(np.float32)
+    raise ValueError(f"unknown layout step {op!r}; known: {', '.join(STEP_OPS)}")
+
+
+def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
+    """A float tensor after the float steps (a non-contiguous view of ``x``), materialized row-major."""
+    for step in steps:
+        x = apply(x, step)
+    return np.ascontiguousarray(x)
+
+
+VIEW_READS = c.VIEW_READ.steps({"logical": view})
+
+
+# --- one step on a quantized tensor -------------------------------------------------------------------------
+
+
+def _route(step: dict, qt: QTensor, profile: Profile) -> str:
+    per_tensor, per_block = ROUTES[profile.layout][step["op"]]
+    return per_tensor if qt.scheme.block_size() is None else per_block
+
+
+def permute_block_dims(scheme: QuantScheme, rank: int, axes: list[int]) -> QuantScheme:
+    """``QuantScheme::permute_block_dims``: the block extents follow the tensor's axes (canonicalized again)."""
+    size = scheme.block_size()
+    if size is None:
+        return scheme
+    dims = size.to_dim_vec(rank)
+    return scheme.per_block(BlockSize([dims[a] for a in axes]), scheme.scale_dtype())
+
+
+def _moved_scheme(step: dict, qt: QTensor) -> QuantScheme:
+    if step["op"] in ("transpose", "swap_dims", "permute"):
+        return permute_block_dims(qt.scheme, qt.codes.ndim, axes_of(step, qt.codes.ndim))
+    return qt.scheme
+
+
+def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile) -> QuantScheme:
+    """flex >= 0.23.0-pre.1 (``moves_packing_dim``) moves a packed store's dim with the axes:
+    ``QuantScheme::swap_dims``/``permute_dims`` (the dim follows its axis) and ``reshape_packing_dim`` (a dim the
+    new rank drops becomes the innermost) (cubecl-common-0.12.0-pre.1/src/quant/scheme.rs:174-228)."""
+    store = scheme.store
+    if not profile.moves_packing_dim or store.kind == "Native":
+        return scheme
+    if step["op"] in ("transpose", "swap_dims", "permute") and rank:
+        axes = axes_of(step, rank)
+        new_axis = axes.index(rank - store.dim - 1)
+        return scheme.with_store(QuantStore(store.kind, rank - new_axis - 1))
+    if step["op"] == "reshape" and store.dim >= max(len(step["shape"]), 1):
+        return scheme.with_store(QuantStore(store.kind, 0))
+    return scheme
+
+
+def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True) -> QTensor:
+    """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike (the
+    mutants leave the grid or the dims behind)."""
+    axes = axes_of(step, qt.codes.ndim)
+    scales = qt.scales
+    if grid and qt.scheme.block_size() is not None:
+        scales = scales.reshape(params_shape(qt.codes.shape, qt.scheme)).transpose(axes).ravel()
+    scheme = permute_block_dims(qt.scheme, qt.codes.ndim, axes) if dims else qt.scheme
+    return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
+
+
+def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
+    """burn-flex's own ``QTensorOps::quantize_dynamic`` (``ops/qtensor.rs:67-142``), reached only from inside flex
+    (its per-block layout ops). Per block ``alpha`` = the largest ``|x|``, folded from 0 with ``f32::max`` (a NaN is
+    skipped); ``s = 2 * alpha / (b - a)``; two-level: ``global = validated(max(s) / M)``, blocks ``validated(s /
+    global)``. The codes then follow flex's quantize arithmetic with those scales."""
+    size = scheme.block_size()
+    layout = BlockLayout(x.shape, size)
+    index = _block_index(layout)
+    peaks = np.zeros(layout.block_count(), dtype=np.float32)
+    np.fmax.at(peaks, index.ravel(), np.abs(x.astype(np.float32)).ravel())
+    a, b = scheme.value.range()
+    with np.errstate(all="ignore"):
+        raw = (np.float32(2.0) * peaks) / np.float32(b - a)
+        glob = None
+        if scheme.global_scale_dtype() is None:
+            scales = validated_scale(raw, scheme.scale_dtype(), profile)
+        else:
+            peak = np.float32(max(0.0, float(np.nanmax(raw)) if raw.size else 0.0))
+            glob = validated_scale(np.array([peak / np.float32(scheme.scale_dtype().max_representable())],
+                                            dtype=np.float32), scheme.global_scale_dtype(), profile)
+            scales = validated_scale(raw / glob[0], scheme.scale_dtype(), profile)
+    return quantize(x, scheme, scales, glob, profile=profile)
+
+
+def _block_index(layout: BlockLayout) -> np.ndarray:
+    """``block_of`` of every element, as an array of the tensor's shape."""
+    index = np.zeros(layout.shape, dtype=np.int64)
+    stride = 1
+    for dim in reversed(range(len(layout.shape))):
+        coord = np.arange(layout.shape[dim]) // layout.block[dim]
+        index += (coord * stride).reshape([-1 if d == dim else 1 for d in range(len(layout.shape))])
+        stride *= layout.blocks[dim]
+    return index
+
+
+def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
+    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's strategy asserts
+    one scale per block of the *current* shape (§8 #29), which a kept scale list can violate after a move."""
+    if isinstance(held, np.ndarray):
+        return held
+    size = held.scheme.block_size()
+    if size is not None and profile.asserts_block_count:
+        blocks = BlockLayout(held.codes.shape, size).block_count()
+        if blocks != held.scales.size:
+            raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
+                        block=size.debug(), left=blocks, right=held.scales.size)
+    return dequantize(held, "f32", profile=profile)
+
+
+def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
+    """One ``Tensor`` call on what the backend holds."""
+    if isinstance(held, np.ndarray):
+        return np.ascontiguousarray(apply(held, s))
+    route = _route(s, held, profile)
+    rank = held.codes.ndim
+    if route == "move":
+        return QTensor(apply(held.codes, s), held.scales, held.global_scale,
+                       _follow_packing(held.scheme, s, rank, profile))
+    if route.startswith("move_"):
+        return _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+    moved = np.ascontiguousarray(apply(values(held, profile), s))
+    if route == "float":
+        return moved
+    if route == "private":
+        return flex_quantize_dynamic(moved, _follow_packing(_moved_scheme(s, held), s, rank, profile), profile)
+    if route == "requantize":
+        return quantize_dynamic(moved, held.scheme, profile=profile)
+    raise panic(route)
+
+
+def load(qt: QTensor, profile: Profile) -> QTensor:
+    """``Tensor::from_data(TensorData::quantized(..))``: the CPU backends keep the codes and scales they read and
+    rewrite the store to Native (``q_from_data``), except flex >= 0.23.0-pre.1, which keeps it
+    (``moves_packing_dim``)."""
+    codes, scales, glob = _reload(qt, profile)
+    scheme = qt.scheme if profile.moves_packing_dim else qt.scheme.with_store(NATIVE)
+    return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
+
+
+def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
+              stages: Stages | None = None) -> tuple[np.ndarray, QTensor | None]:
+    """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
+    (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
+    what a user expects the result to dequantize to."""
+    held: QTensor | np.ndarray = load(qt, profile)
+    if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
+        stages.moved = view(values(held, profile), steps)
+    for s in steps:
+        held = step(held, s, profile)
+    x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
+    if isinstance(held, np.ndarray):
+        return x, None
+    return x, into_data(QTensor(np.ascontiguousarray(held.codes), held.scales, held.global_scale, held.scheme),
+                        profile=profile)
+
+
+def check_steps(shape: tuple[int, ...], steps: list[dict]) -> None:
+    """Validates a chain against shapes (a malformed vector is the author's error, not a burn panic)."""
+    probe = np.zeros(shape, dtype=np.float32)
+    for s in steps:
+        if s.get("op") not in STEP_OPS:
+            raise ValueError(f"unknown layout step {s!r}")
+        probe = apply(probe, s)
+        if probe.size == 0 or math.prod(probe.shape) == 0:
+            raise ValueError(f"step {s!r} gives an empty tensor (burn returns a float tensor then)")

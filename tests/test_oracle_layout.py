@@ -1,0 +1,77 @@
+"""Layout ops on quantized tensors (oracle/layout.py), numbers worked by hand on a 2x4 tensor.
+
+codes [[1, 2, 3, 4], [5, 6, 7, 8]], per_block([2]) F32, scales [1, 2, 3, 4] (row 0: blocks 1 and 2, row 1: blocks
+3 and 4), so the tensor dequantizes to [[1, 2, 6, 8], [15, 18, 28, 32]].
+"""
+
+import numpy as np
+import pytest
+
+import oracle as o
+from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle.layout import ROUTES, STEP_OPS
+
+NDARRAY = "burn-0.22.0-pre.3/ndarray"
+FLEX = "burn-0.22.0-pre.3/flex"
+BLOCK2 = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S).per_block([2], ScaleDtype.F32)
+INPUTS = {"codes": np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.int8), "scales": np.array([1, 2, 3, 4], np.float32)}
+
+
+def run(steps, profile=NDARRAY):
+    return o.run("qlayout", {"scheme": BLOCK2.to_json(), "steps": steps}, INPUTS, profile=profile)
+
+
+def test_ndarray_transpose_permutes_codes_grid_and_block_dims():
+    out = run([{"op": "transpose"}])
+    assert out["codes"].tolist() == [[1, 5], [2, 6], [3, 7], [4, 8]]
+    assert out["scales"].tolist() == [1, 3, 2, 4]  # the 2x2 grid [[1, 2], [3, 4]] transposed
+    assert "BlockSize([2, 1])" in out["scheme"]
+    assert out["x"].tolist() == [[1, 15], [2, 18], [6, 28], [8, 32]]
+
+
+def test_ndarray_flip_keeps_the_scale_list():
+    """The codes move, the scales stay: row 1's codes now meet row 0's scales (the invariant breaks)."""
+    out = run([{"op": "flip", "axes": [0]}])
+    assert out["codes"].tolist() == [[5, 6, 7, 8], [1, 2, 3, 4]]
+    assert out["scales"].tolist() == [1, 2, 3, 4]
+    assert out["x"].tolist() == [[5, 6, 14, 16], [3, 6, 12, 16]]
+
+
+def test_ndarray_slice_panics_on_the_block_count():
+    with pytest.raises(o.BurnPanic) as e:
+        run([{"op": "slice", "ranges": [[0, 1, 1], [0, 4, 1]]}])
+    assert e.value.code == "ndarray.block_count"
+    assert "Invalid per-block quantization: 4 blocks for a Shape { dims: [1, 4] } tensor" in e.value.message
+
+
+def test_transpose_twice_gives_the_input_back():
+    out = run([{"op": "transpose"}, {"op": "transpose"}])
+    assert out["codes"].tolist() == INPUTS["codes"].tolist()
+    assert out["scales"].tolist() == [1, 2, 3, 4]
+
+
+def test_expand_and_arithmetic_return_floats():
+    out = run([{"op": "mul_scalar", "value": 2.0}])
+    assert out["quantized"] is False and out["x"].tolist() == [[2, 4, 12, 16], [30, 36, 56, 64]]
+
+
+def test_flex_requantizes_blocks_with_its_own_calibration():
+    """A block of codes [64, 127] (scale 1) holds [64, 127]: max |x| = 127 gives back scale 2*127/254 = 1 and
+    the same codes, so a flip that keeps blocks whole is exact on flex."""
+    inputs = {"codes": np.array([[64, 127, -127, 1]], np.int8), "scales": np.array([1, 1], np.float32)}
+    out = o.run("qlayout", {"scheme": BLOCK2.to_json(), "steps": [{"op": "flip", "axes": [1]}]}, inputs,
+                profile=FLEX)
+    assert out["codes"].tolist() == [[1, -127, 127, 64]]
+    assert out["scales"].tolist() == [1, 1]
+
+
+def test_every_profile_routes_every_step():
+    for profile in o.PROFILES.values():
+        assert set(ROUTES[profile.layout]) == set(STEP_OPS), profile.name
+
+
+def test_quantize_view_is_quantize_dynamic_of_the_materialized_view():
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) - 3.5
+    out = o.run("quantize_view", {"scheme": BLOCK2.to_json(), "view": [{"op": "transpose"}]}, {"x": x})
+    ref = o.quantize_dynamic(np.ascontiguousarray(x.T), BLOCK2)
+    assert out["codes"].tolist() == ref.codes.tolist()
