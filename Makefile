@@ -17,8 +17,8 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, the Rust
-## protocol crate and its example backend, real burn against its profiles, then the Python test-suite.
+## Everything CI gates on: the golden-vector check, the generated docs (errors.md, upgrading.md), README's CI recipe
+## from a wheel, the Rust protocol crate and its example backend, real burn against its profiles, then pytest.
 test: vectors-check docs-check recipe-check rust-example burn-conformance test-python
 
 test-python: setup
@@ -27,9 +27,11 @@ test-python: setup
 vectors-check: setup
 	$(QC) generate --check
 
-## docs/errors.md is generated from the panic catalogue and the suite; fail if it is stale.
+## Generated docs must match their sources: docs/errors.md (the panic catalogue and the suite) and
+## docs/upgrading.md (qconform profiles --upgrading); fail if either is stale.
 docs-check: setup
 	$(PY) -m conformance.errors_doc --check
+	$(QC) profiles --upgrading --check
 
 ## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1 min warm).
 recipe-check: setup

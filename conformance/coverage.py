@@ -71,6 +71,13 @@ PLANES = (
           (("op", ("quantize", "quantize_dynamic", "dequantize", "scheme_info")), ("shape", SHAPES))),
     Plane("value-class", "adversarial value classes at each level (quantize or quantize_dynamic)",
           (("class", VALUE_CLASSES), ("level", LEVELS)), QUANTIZE),
+    Plane("packed-layout", "burn >= 0.23.0-pre.1 packs a packed store line by line along its packed dim: store x "
+          "packed dim x whether a line needs padding", (("store", ("PackedU32", "PackedNative")),
+                                                         ("packed-dim", ("innermost", "outer")),
+                                                         ("line", ("whole", "padded"))), ("to_bytes", "from_bytes")),
+    Plane("minifloat", "E4M3/E5M2/E2M1 codes through the value classes a minifloat conversion can get wrong",
+          (("value", ("E4M3", "E5M2", "E2M1")), ("class", ("nan", "signed-zero", "saturate"))),
+          QUANTIZE),
     Plane("layout", "each layout step on a quantized tensor at each level (qlayout, chains included)",
           (("step", LAYOUT_STEPS), ("level", LEVELS)), ("qlayout",)),
     Plane("layout-store", "what each store becomes when a quantized tensor is loaded and moved",
@@ -84,7 +91,6 @@ PLANES = (
 # (plane, cell pattern as fnmatch patterns per axis) -> why the cell is deliberately left empty
 OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
     ("ops", ("pack_u32", "error"), "pack_u32 has no failure mode: any i8 codes pack (extra bits are masked)"),
-    ("ops", ("unpack_u32", "error"), "unpack_u32 has no failure mode in release builds (surplus words wrap)"),
     ("ops", ("ternary_matmul", "error"), ("the op is defined only for well-formed Q2S operands; shape errors are "
                                          "the matmul's, not quantization's")),
     ("ops", ("scheme_info", "error"), "scheme-level queries are total functions"),

@@ -73,11 +73,21 @@ STATUS = Choice(
 )
 
 # --- element arithmetic ----------------------------------------------------------------------------------
-TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends)",
-             even="rint: ties to even (GPU kernels)")
-DIVISION = Choice("division", divide="x / e (ndarray, GPU)", reciprocal="x * f32(1 / e) (flex)")
+TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends up to 0.22.1)",
+             even="rint: ties to even (GPU kernels; flex >= 0.23.0-pre.1)")
+DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)",
+                  reciprocal="x * f32(1 / e) (flex <= 0.22.1)")
 TWO_LEVEL_DIVISION = Choice("two_level_division", product="x / f32(global * s): one division by the product")
-CLAMP = Choice("clamp", after_round="clamp(round(v), a, b)")
+CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
+               before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
+                            "codes as rounding first; minifloats saturate either way)")
+FLOAT_CODES = Choice(
+    "float_codes",
+    integer="E4M3/E5M2/E2M1 scaled values are rounded to integers like the integer values (burn <= 0.22.1; the "
+            "GPU then stores each integer's fp bits, flex clips it to i8)",
+    format="E4M3/E5M2/E2M1 codes are the value's own format: burn's e4m3/e5m2/e2m1 conversions (nearest, ties "
+           "to even, saturating; CUDA's NaN codes), decoded by value (flex >= 0.23.0-pre.1)",
+)
 NAN_CODE = Choice(
     "nan_code",
     panic="ndarray's NumCast unwrap panics",
@@ -100,6 +110,13 @@ BLOCK_LAYOUT = Choice("block_layout", nd="blocks are N-D rectangles of the tenso
 
 # --- bytes -------------------------------------------------------------------------------------------------
 PACKING = Choice("packing", lsb_first="code k of a u32 word at bits [k*bits, (k+1)*bits)")
+VALUE_LAYOUT = Choice(
+    "value_layout",
+    bytes="TensorData holds one i8 per value whatever the store (burn-std <= 0.22.1)",
+    packed_lines="a packed store is packed line by line along its packed dim, each line padded to whole words, "
+                 "block scales in the same order, and the reader checks the values' byte count "
+                 "(burn-std >= 0.23.0-pre.1)",
+)
 
 # --- calibration -------------------------------------------------------------------------------------------
 MEAN_SUMMATION = Choice(

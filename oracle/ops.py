@@ -105,7 +105,7 @@ def _to_bytes(params, inputs, prof, stages) -> Outputs:
 
 
 def _from_bytes(params, inputs, prof, stages) -> Outputs:
-    held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof)
+    held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof, validated=True)
     out: Outputs = {"codes": held.codes.ravel(), "scales": held.scales}
     if held.global_scale is not None:
         out["global"] = held.global_scale

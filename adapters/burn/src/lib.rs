@@ -36,11 +36,9 @@ pub fn hello<T: Target>() -> Value {
             "output_dtypes": FLOAT_DTYPES,
             // Narrowed per op (protocol.md, `per_op`): the parts of an op burn does not reach.
             "per_op": {
-                // `pack_i8s_to_u32s` packs 8-bit codes; burn has no CPU packer for 4/2-bit ones.
-                "pack_u32": {"values": ["Q8F", "Q8S", "E4M3", "E5M2"]},
-                // `unpack_q_to_i8s` is crate-private; `into_vec_i8` under PackedU32 reaches it only for
-                // 4/2-bit values (8-bit words are split as raw bytes, E* panic "Not yet supported").
-                "unpack_u32": {"values": ["Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"]},
+                // burn's CPU packer and the public path to its unpacker, per release (compat.rs).
+                "pack_u32": {"values": compat::PACK_VALUES},
+                "unpack_u32": {"values": compat::UNPACK_VALUES},
             },
         },
         "build": {
