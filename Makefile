@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance bench clean
+.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ setup: $(VENV)/.installed
 run: setup
 	$(QC) run --backend oracle
 
-## Everything CI gates on: the golden-vector and docs/errors.md checks, README's CI recipe from a wheel, the Rust
-## protocol crate and its example backend, real burn against its profiles, then the Python test-suite.
+## Everything CI gates on: the golden-vector check, the generated docs (errors.md, upgrading.md), README's CI recipe
+## from a wheel, the Rust protocol crate and its example backend, real burn against its profiles, then pytest.
 test: vectors-check docs-check recipe-check rust-example burn-conformance test-python
 
 test-python: setup
@@ -27,9 +27,11 @@ test-python: setup
 vectors-check: setup
 	$(QC) generate --check
 
-## docs/errors.md is generated from the panic catalogue and the suite; fail if it is stale.
+## Generated docs must match their sources: docs/errors.md (the panic catalogue and the suite) and
+## docs/upgrading.md (qconform profiles --upgrading); fail if either is stale.
 docs-check: setup
 	$(PY) -m conformance.errors_doc --check
+	$(QC) profiles --upgrading --check
 
 ## README's CI recipe, verbatim, from a wheel installed into a fresh virtualenv outside the checkout (~1 min warm).
 recipe-check: setup
@@ -45,6 +47,15 @@ burn:
 
 burn-conformance: setup burn
 	bash scripts/burn-conformance.sh
+
+## Mesa's software Vulkan driver, for burn's GPU kernels without a GPU (apt-get as root; no-op when installed).
+lavapipe:
+	bash scripts/install-lavapipe.sh
+
+## burn's real GPU kernels on lavapipe (not part of `test` yet: no lavapipe profile passes the suite, see
+## docs/findings.md "GPU kernels, measured on lavapipe"). Reports in out/burn-gpu/.
+burn-gpu: setup lavapipe
+	bash scripts/burn-gpu.sh
 
 bench: setup
 	$(PY) bench/bench_oracle.py

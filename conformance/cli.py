@@ -75,7 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     _backend_args(p)
     p.add_argument("--out", metavar="DIR", help="where to write the suite (default ./qconform-repro/ID)")
 
-    sub.add_parser("profiles", help="list the oracle's profiles (and the mutants)")
+    p = sub.add_parser("profiles", help="list the oracle's profiles (and the mutants); --diff A B: the vectors "
+                                        "whose expected outcome differs, grouped by the profile field causing it")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"))
+    p.add_argument("--json", action="store_true", help="with --diff: the groups as JSON")
+    p.add_argument("--upgrading", nargs="?", const="docs/upgrading.md", metavar="PATH",
+                   help="write the upgrade guide (every upgrade path's --diff) to PATH (default docs/upgrading.md)")
+    p.add_argument("--check", action="store_true", help="with --upgrading: exit 1 if PATH is not current")
+    p.add_argument("--vectors", metavar="DIR", help="suite folder (default $QCONFORM_VECTORS or vectors/core)")
     for name in DELEGATED:
         sub.add_parser(name, help=f"conformance.{name} (see qconform {name} --help)")
 
@@ -203,14 +210,49 @@ def cmd_report(args) -> int:
 
 def cmd_profiles(args) -> int:
     import oracle
+    if args.diff:
+        return _profiles_diff(*args.diff, as_json=args.json, vectors=args.vectors)
+    if args.upgrading:
+        return _upgrading(Path(args.upgrading), check=args.check, vectors=args.vectors)
     for name, desc in oracle.profiles().items():
         mark = " (default)" if name == oracle.DEFAULT_PROFILE else ""
-        print(f"{name}{mark}\n    {desc}")
+        print(f"{name}{mark}\n    {desc}\n    [{oracle.status_line(name)}]")
     from .mutants import MUTANTS
 
     print("\nmutants (deliberately wrong variants, --backend mutant:NAME):")
     for name, m in sorted(MUTANTS.items()):
         print(f"  {name:<28} {m.description}  [base {m.base}]")
+    return 0
+
+
+def _profiles_diff(a: str, b: str, *, as_json: bool, vectors: str | None) -> int:
+    from . import profile_diff
+    from .vectors import default_suite_path, load_suite
+    suite = load_suite(vectors or default_suite_path())
+    try:
+        groups, total = profile_diff.diff(suite, a, b)
+    except (KeyError, ValueError) as e:
+        print(e.args[0] if e.args else e, file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps(profile_diff.to_json(a, b, groups, total), indent=1))
+    else:
+        print(profile_diff.format_text(a, b, groups, total))
+    return 0
+
+
+def _upgrading(path: Path, *, check: bool, vectors: str | None) -> int:
+    from . import profile_diff
+    from .vectors import default_suite_path, load_suite
+    text = profile_diff.upgrading_markdown(load_suite(vectors or default_suite_path()))
+    if check:
+        if path.exists() and path.read_text() == text:
+            print(f"{path}: up to date")
+            return 0
+        print(f"{path} is not current; regenerate with: qconform profiles --upgrading {path}", file=sys.stderr)
+        return 1
+    path.write_text(text)
+    print(f"wrote {path}")
     return 0
 
 

@@ -71,6 +71,13 @@ PLANES = (
           (("op", ("quantize", "quantize_dynamic", "dequantize", "scheme_info")), ("shape", SHAPES))),
     Plane("value-class", "adversarial value classes at each level (quantize or quantize_dynamic)",
           (("class", VALUE_CLASSES), ("level", LEVELS)), QUANTIZE),
+    Plane("packed-layout", "burn >= 0.23.0-pre.1 packs a packed store line by line along its packed dim: store x "
+          "packed dim x whether a line needs padding", (("store", ("PackedU32", "PackedNative")),
+                                                         ("packed-dim", ("innermost", "outer")),
+                                                         ("line", ("whole", "padded"))), ("to_bytes", "from_bytes")),
+    Plane("minifloat", "E4M3/E5M2/E2M1 codes through the value classes a minifloat conversion can get wrong",
+          (("value", ("E4M3", "E5M2", "E2M1")), ("class", ("nan", "signed-zero", "saturate"))),
+          QUANTIZE),
     Plane("layout", "each layout step on a quantized tensor at each level (qlayout, chains included)",
           (("step", LAYOUT_STEPS), ("level", LEVELS)), ("qlayout",)),
     Plane("layout-store", "what each store becomes when a quantized tensor is loaded and moved",

@@ -17,10 +17,11 @@ import numpy as np
 
 from oracle import Profile, ScaleDtype, get_profile
 from oracle import choices as c
-from oracle.encode import nan_codes, store_codes
+from oracle.codec import PackedLines
+from oracle.encode import ENCODERS, nan_codes, store_codes
 from oracle.layout import PERMUTES, ROUTES, view
 from oracle.quantize import divide
-from oracle.rounding import ROUNDERS, round_up
+from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
 from oracle.scales import effective_guard
 
 # --- wrong step variants --------------------------------------------------------------------------------
@@ -32,6 +33,19 @@ def _no_clamp(v, scheme, profile):
     with np.errstate(invalid="ignore"):
         r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
     return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
+
+
+def _cast_then_clamp(v, scheme, profile):
+    """Rounds first and clamps after, with a plain (IEEE-like, non-saturating) cast for the minifloat formats:
+    an E4M3 value past 464 becomes its NaN, an E5M2 one past 61440 infinity (which the clamp brings back). Integer
+    codes come out as the reference's: their bounds are integers and every rounding keeps ±inf (see
+    tests/test_mutation_gate.py)."""
+    a, b = scheme.value.range()
+    if not (scheme.value.is_float and profile.float_codes == "format"):
+        return ENCODERS["after_round"](v, scheme, profile)
+    with np.errstate(invalid="ignore", over="ignore"):
+        cast = np.asarray(v, np.float32).astype(MINIFLOAT_DTYPES[scheme.value]).astype(np.float32)
+    return minifloat_codes(np.clip(cast, np.float32(a), np.float32(b)), scheme.value)
 
 
 def _round_to_nearest(scales, dtype, ue8m0):
@@ -109,6 +123,9 @@ def _floor_block_index(grid, layout, scheme):
 
 
 c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
+c.CLAMP.add("cast_then_clamp", "rounded (a plain minifloat cast) first, clamped after", _cast_then_clamp)
+c.VALUE_LAYOUT.add("packed_flat", "packed words over the flattened tensor, one padded end instead of a padded "
+                   "line per packed-dim line", PackedLines(padded=False))
 c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
 c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
 c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
@@ -144,6 +161,7 @@ c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _stor
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 FLEX = "burn-0.22.0-pre.3/flex"
 CUBECL = "burn-0.22.0-pre.3/cubecl"
+FLEX_0_23 = "burn-0.23.0-pre.1/flex"
 
 
 @dataclass(frozen=True)
@@ -201,6 +219,20 @@ _ALL = [
     _m("view-in-storage-order", "a non-contiguous input is quantized in storage order, not its logical order (#4491)",
        NDARRAY, ("quantize_view",), view_read="storage"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, (*Q, "dequantize"), zero_scale="point_one"),
+    # burn 0.23.0-pre.1: what a backend that half-follows the release would get wrong.
+    _m("round-then-clamp-0-23", "rounds (casts E4M3/E5M2 without saturating) before clamping: an E4M3 x/s past "
+       "464 gets the NaN code", FLEX_0_23, ("quantize",), clamp="cast_then_clamp"),
+    # (not quantize_dynamic: its scale is rounded up from the tensor's own max, so |x / s| never passes the
+    # format's max and the order of the cast and the clamp cannot show)
+    _m("unpadded-lines", "packs a packed store over the flattened tensor instead of in padded lines along the "
+       "packed dim", FLEX_0_23, ("to_bytes", "from_bytes"), value_layout="packed_flat"),
+    _m("ties-away-0-23", "ties rounded away from zero, as burn 0.22's CPU backends did", FLEX_0_23, Q, tie="away"),
+    _m("reciprocal-0-23", "multiplies by the reciprocal, as burn 0.22's flex did", FLEX_0_23, Q,
+       division="reciprocal"),
+    _m("integer-minifloats", "E4M3/E5M2/E2M1 scaled values rounded to integers instead of converted to the "
+       "format", FLEX_0_23, Q, float_codes="integer"),
+    _m("unchecked-length", "from_bytes accepts quantized data of any length", FLEX_0_23, ("from_bytes",),
+       validates_data_length=False),
 ]
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in _ALL}

@@ -72,7 +72,9 @@ def _shape_tags(shape: tuple, scheme_json) -> set[str]:
         tags.add("shape:large")
     if scheme_json is None:
         return tags
-    size = QuantScheme.from_json(scheme_json).block_size()
+    scheme = QuantScheme.from_json(scheme_json)
+    tags |= _packed_line_tags(shape, scheme)
+    size = scheme.block_size()
     if size is None:
         return tags
     ext = size.to_dim_vec(len(shape))
@@ -85,6 +87,17 @@ def _shape_tags(shape: tuple, scheme_json) -> set[str]:
     if len(size.dims) > len(shape):
         tags.add("shape:block-rank-exceeds")
     return tags
+
+
+def _packed_line_tags(shape: tuple, scheme: QuantScheme) -> set[str]:
+    """Where a packed store's lines run (burn >= 0.23.0-pre.1 packs along the packed dim) and whether each line
+    needs padding to whole words."""
+    if scheme.store.kind == "Native" or not shape or scheme.store.dim >= len(shape):
+        return set()
+    _, per_word, _ = oracle.packing.word_layout(scheme)
+    line = shape[len(shape) - 1 - scheme.store.dim]
+    return {f"packed-dim:{'innermost' if scheme.store.dim == 0 else 'outer'}",
+            f"line:{'whole' if line % per_word == 0 else 'padded'}"}
 
 
 def _round_away(v):

@@ -14,7 +14,7 @@ from .dequantize import dequantize
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
 from .matmul import ternary_matmul
 from .ops import OPS, run
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles, status_line
 from .qparams import compute_q_params
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
@@ -66,6 +66,7 @@ __all__ = [
     "get_profile",
     "pack_u32",
     "profiles",
+    "status_line",
     "quantizable",
     "quantize",
     "quantize_dynamic",

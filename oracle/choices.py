@@ -63,12 +63,31 @@ KERNEL = Choice(
 )
 BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)")
 
+# --- how much a profile is worth: what has been run against it -----------------------------------------------
+STATUS = Choice(
+    "status",
+    proven="its real build passes the whole golden suite (exact messages) and survives the fuzzer on fresh random "
+           "inputs",
+    suite_passing="its real build passes the whole golden suite with exact messages; the fuzzer has not run yet",
+    modelled="read from burn's source, not run: no build of this backend has been judged against it",
+)
+
 # --- element arithmetic ----------------------------------------------------------------------------------
-TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends)",
-             even="rint: ties to even (GPU kernels)")
-DIVISION = Choice("division", divide="x / e (ndarray, GPU)", reciprocal="x * f32(1 / e) (flex)")
+TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends up to 0.22.1)",
+             even="rint: ties to even (GPU kernels; flex >= 0.23.0-pre.1)")
+DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)",
+                  reciprocal="x * f32(1 / e) (flex <= 0.22.1)")
 TWO_LEVEL_DIVISION = Choice("two_level_division", product="x / f32(global * s): one division by the product")
-CLAMP = Choice("clamp", after_round="clamp(round(v), a, b)")
+CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
+               before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
+                            "codes as rounding first; minifloats saturate either way)")
+FLOAT_CODES = Choice(
+    "float_codes",
+    integer="E4M3/E5M2/E2M1 scaled values are rounded to integers like the integer values (burn <= 0.22.1; the "
+            "GPU then stores each integer's fp bits, flex clips it to i8)",
+    format="E4M3/E5M2/E2M1 codes are the value's own format: burn's e4m3/e5m2/e2m1 conversions (nearest, ties "
+           "to even, saturating; CUDA's NaN codes), decoded by value (flex >= 0.23.0-pre.1)",
+)
 NAN_CODE = Choice(
     "nan_code",
     panic="ndarray's NumCast unwrap panics",
@@ -93,6 +112,13 @@ SCALE_ARITHMETIC = Choice("scale_arithmetic",
 
 # --- bytes -------------------------------------------------------------------------------------------------
 PACKING = Choice("packing", lsb_first="code k of a u32 word at bits [k*bits, (k+1)*bits)")
+VALUE_LAYOUT = Choice(
+    "value_layout",
+    bytes="TensorData holds one i8 per value whatever the store (burn-std <= 0.22.1)",
+    packed_lines="a packed store is packed line by line along its packed dim, each line padded to whole words, "
+                 "block scales in the same order, and the reader checks the values' byte count "
+                 "(burn-std >= 0.23.0-pre.1)",
+)
 
 # --- calibration -------------------------------------------------------------------------------------------
 TENSOR_EXTREMUM = Choice(

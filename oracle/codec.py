@@ -1,24 +1,27 @@
 """Bytes: stored scales, the ``TensorData`` layout of a quantized tensor, and u32 packing (spec §4.2, §7).
 
-Layout written by ``QuantizedBytes::new`` (0.22.0-pre.3): ``[values | block scales | global]``, densely
-concatenated, little-endian, no padding; values are one i8 per element whatever the store (this release does
-not pack ``PackedU32`` data).
+Layout written by ``QuantizedBytes::new``: ``[values | block scales | global]``, densely concatenated,
+little-endian, no padding. The values are one i8 per element whatever the store up to burn 0.22.1; from
+0.23.0-pre.1 a packed store is packed in padded lines (``oracle/packing.py``). The profile field
+``value_layout`` picks the layout (``LAYOUTS``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
 
 from .blocks import num_params
-from .choices import PACKING
+from .choices import PACKING, VALUE_LAYOUT
 from .errors import panic
+from .packing import block_scale_order, pack_lines, unpack_lines, value_bytes
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import round_up
-from .scheme import QuantScheme, QuantValue, ScaleDtype
+from .scheme import QuantScheme, QuantStore, QuantValue, ScaleDtype, shape_debug
 
 # --- scales (§4.2) -------------------------------------------------------------------------------------------
 
@@ -79,11 +82,17 @@ def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> n
     prof = get_profile(profile)
     codes, scheme, global_scale = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme, qtensor.global_scale
     scales = np.asarray(qtensor.scales, dtype=np.float32).ravel()
+    layout = LAYOUTS[prof.value_layout]
+    values = layout.write(codes, scheme)
     if scheme.block_size() is None:
         if scales.size == 0:
             raise panic("scale.slice_out_of_bounds")
         scales = scales[:1]
-    parts = [codes.ravel().view(np.uint8), encode_scales(scales, scheme.scale_dtype(), profile=prof)]
+    elif (order := layout.scale_order(codes.shape, scheme)) is not None:
+        if order.size and order.max() >= scales.size:
+            raise panic("scale.index_out_of_bounds", len=scales.size, index=int(order[order >= scales.size][0]))
+        scales = scales[order]
+    parts = [values, encode_scales(scales, scheme.scale_dtype(), profile=prof)]
     dtype = scheme.global_scale_dtype()
     if dtype is not None and global_scale is not None:
         if dtype is not ScaleDtype.F32:
@@ -97,35 +106,146 @@ def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> n
 
 
 def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
-               profile: str | Profile = DEFAULT_PROFILE) -> QTensor:
-    """``QuantizedBytes::into_vec_i8``: the values, block scales and global of ``data``. All bytes before the
-    parameters are values, not truncated to the element count (4/2-bit PackedU32 words are unpacked flat), so
-    ``codes`` has ``shape`` only when their count fills it, and is flat otherwise."""
+               profile: str | Profile = DEFAULT_PROFILE, validated: bool = False) -> QTensor:
+    """``QuantizedBytes::into_vec_i8``: the values, block scales and global of ``data``, split as the profile's
+    ``value_layout`` reads them. With ``validated``, ``data`` arrives through ``TensorData::from_bytes``, which
+    checks its length first on a profile that ``validates_data_length``."""
     prof = get_profile(profile)
     raw = np.asarray(data, dtype=np.uint8).ravel()
-    count = num_params(tuple(shape), scheme)
+    shape = tuple(shape)
+    layout = LAYOUTS[prof.value_layout]
+    if validated and prof.validates_data_length:
+        _check_data_length(raw.size, shape, scheme, layout)
     glob_dtype = scheme.global_scale_dtype()
     glob_size = 0 if glob_dtype is None else glob_dtype.size
-    scale_bytes = scheme.scale_dtype().size * count + glob_size
-    store, value = scheme.store, scheme.value
-    if store.kind == "PackedU32" and store.dim != 0:
-        raise panic("bytes.packed_dim", left=store.dim, right=0)
-    if store.kind == "PackedNative" or (store.kind == "PackedU32" and value.is_float):
-        raise panic("bytes.unsupported_store")
-    if raw.size < scale_bytes:
-        raise panic("bytes.too_short")
-    split = raw.size - scale_bytes
-    values = raw[:split].view(np.int8).copy()
-    if store.kind == "PackedU32" and value.size_bits < 8:
-        if split % 4:
-            raise panic("bytes.not_u32_multiple")
-        values = unpack_u32(raw[:split].view("<u4").astype(np.uint32), value, math.prod(shape), profile=prof)
+    scale_bytes = scheme.scale_dtype().size * num_params(shape, scheme) + glob_size
+    values, split = layout.read(raw, shape, scheme, scale_bytes, prof)
     params = raw[split:]
     block = decode_scales(params[: params.size - glob_size], scheme.scale_dtype(), profile=prof)
+    if (order := layout.scale_order(shape, scheme)) is not None:
+        row_major = np.zeros_like(block)
+        row_major[order] = block
+        block = row_major
     glob = None if glob_dtype is None else decode_scales(params[params.size - glob_size:], glob_dtype, profile=prof)
     if values.size == math.prod(shape):
         values = values.reshape(shape)
     return QTensor(values, block, glob, scheme)
+
+
+class OneBytePerValue:
+    """burn-std <= 0.22.1: values are one i8 each whatever the store; the reader takes every byte before the
+    parameters as values, not truncated to the element count (4/2-bit PackedU32 words are unpacked flat), so the
+    codes have the tensor's shape only when their count fills it."""
+
+    empty_words_refused = True
+    """``into_vec_i8`` casts a PackedU32 buffer to u32 words with bytemuck; the empty buffer of a tensor built by
+    ``TensorData::quantized`` is dangling and 1-aligned, so the cast panics (burn-flex, found by fuzzing)."""
+
+    def write(self, codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+        return codes.ravel().view(np.uint8)
+
+    def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
+        return None
+
+    def value_bytes(self, shape: tuple[int, ...], scheme: QuantScheme) -> int:
+        return math.prod(shape)
+
+    def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
+             prof: Profile) -> tuple[np.ndarray, int]:
+        store, value = scheme.store, scheme.value
+        if store.kind == "PackedU32" and store.dim != 0:
+            raise panic("bytes.packed_dim", left=store.dim, right=0)
+        if store.kind == "PackedNative" or (store.kind == "PackedU32" and value.is_float):
+            raise panic("bytes.unsupported_store")
+        if raw.size < scale_bytes:
+            raise panic("bytes.too_short")
+        split = raw.size - scale_bytes
+        values = raw[:split].view(np.int8).copy()
+        if store.kind == "PackedU32" and value.size_bits < 8:
+            if split % 4:
+                raise panic("bytes.not_u32_multiple")
+            values = unpack_u32(raw[:split].view("<u4").astype(np.uint32), value, math.prod(shape), profile=prof)
+        return values, split
+
+    def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:
+        """``unpack_q_to_i8s``: each word yields ``min(32/bits, numel - i*32/bits)`` sign-extended fields (in
+        release builds the subtraction wraps, so surplus words yield whole words). The public path to it (the
+        reader under ``PackedU32``) refuses a float value, as it does for ``from_bytes``."""
+        if value.is_float:
+            raise panic("bytes.unsupported_store")
+        bits = value.size_bits
+        per_word = 32 // bits
+        shifts = SHIFTS[prof.packing](per_word, bits)
+        fields = ((words[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
+        signed = ((fields << (8 - bits)).view(np.int8) >> (8 - bits)).astype(np.int8)
+        remaining = numel - np.arange(words.size, dtype=np.int64) * per_word
+        taken = np.where(remaining < 0, per_word, np.minimum(per_word, remaining))  # usize wraps: a whole word
+        return signed[np.arange(per_word) < taken[:, None]]
+
+
+@dataclass(frozen=True)
+class PackedLines:
+    """burn-std >= 0.23.0-pre.1 (``oracle/packing.py``): a packed store packed line by line along its packed dim
+    (``padded``: each line padded to whole words; unpadded is a mutant packing the flattened tensor), block
+    scales of an outer packed dim in the same order; the reader asserts the values' exact byte count."""
+
+    padded: bool = True
+    empty_words_refused = False  # words are read line by line, not cast from the buffer
+
+    def _packed(self, scheme: QuantScheme) -> bool:
+        return scheme.store.kind != "Native"
+
+    def write(self, codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+        if not self._packed(scheme):
+            return codes.ravel().view(np.uint8)
+        return pack_lines(codes, codes.shape, scheme, self.padded)
+
+    def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
+        return block_scale_order(shape, scheme)
+
+    def value_bytes(self, shape: tuple[int, ...], scheme: QuantScheme) -> int:
+        return value_bytes(shape, scheme, self.padded) if self._packed(scheme) else math.prod(shape)
+
+    def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
+             prof: Profile) -> tuple[np.ndarray, int]:
+        if raw.size < scale_bytes:
+            raise panic("bytes.too_short")
+        split = raw.size - scale_bytes
+        _check_values_length(split, shape, scheme, self.value_bytes(shape, scheme))
+        if not self._packed(scheme):
+            return raw[:split].view(np.int8).copy(), split
+        return unpack_lines(raw[:split], shape, scheme, self.padded), split
+
+    def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:
+        """The words as the value region of a ``[numel]`` tensor under ``PackedU32(0)``: one padded line."""
+        scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
+        _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
+        return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), scheme, self.padded)
+
+
+def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:
+    """``split_values_off``'s assert (burn-std >= 0.23.0-pre.1, quantization/base.rs:326-332)."""
+    if actual != expected:
+        raise panic("bytes.values_length", shape=shape_debug(shape), scheme=scheme.debug(), expected=expected,
+                    actual=actual, left=actual, right=expected)
+
+
+LAYOUTS = VALUE_LAYOUT.steps({"bytes": OneBytePerValue(), "packed_lines": PackedLines()})
+
+
+def _check_data_length(length: int, shape: tuple[int, ...], scheme: QuantScheme, layout) -> None:
+    """``TensorData::try_from_bytes`` of a QFloat dtype (burn-std >= 0.23.0-pre.1, data/tensor/base.rs:252-275):
+    the layout must exist for ``shape`` (a packed dim within the rank, a block no longer than the rank) and the
+    bytes must be exactly values + block scales + global."""
+    block = scheme.block_size()
+    packed_dim_missing = scheme.store.kind != "Native" and scheme.store.dim >= max(len(shape), 1)
+    if packed_dim_missing or (block is not None and len(block) > len(shape)):
+        raise panic("data.invalid_layout", shape=list(shape), scheme=scheme.debug())
+    glob = scheme.global_scale_dtype()
+    expected = (layout.value_bytes(shape, scheme) + num_params(shape, scheme) * scheme.scale_dtype().size
+                + (0 if glob is None else glob.size))
+    if length != expected:
+        raise panic("data.invalid_length", shape=list(shape), scheme=scheme.debug(), len=length)
 
 
 def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> QTensor:
@@ -158,18 +278,10 @@ def pack_u32(codes: np.ndarray, value: QuantValue, *, profile: str | Profile = D
 
 def unpack_u32(words: np.ndarray, value: QuantValue, numel: int, *,
                profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
-    """``unpack_q_to_i8s``: each word yields ``min(32/bits, numel - i*32/bits)`` sign-extended fields (in release
-    builds the subtraction wraps, so surplus words yield whole words)."""
+    """The codes burn's public reader gives for u32 words of ``numel`` values (``unpack_q_to_i8s`` up to 0.22.1,
+    one padded line of ``QuantizedBytes`` from 0.23.0-pre.1): see the profile's ``value_layout``."""
     prof = get_profile(profile)
-    bits = value.size_bits
-    per_word = 32 // bits
-    w = np.asarray(words, dtype=np.uint32).ravel()
-    shifts = SHIFTS[prof.packing](per_word, bits)
-    fields = ((w[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
-    signed = ((fields << (8 - bits)).view(np.int8) >> (8 - bits)).astype(np.int8)
-    remaining = numel - np.arange(w.size, dtype=np.int64) * per_word
-    taken = np.where(remaining < 0, per_word, np.minimum(per_word, remaining))  # usize wraps: a whole word
-    return signed[np.arange(per_word) < taken[:, None]]
+    return LAYOUTS[prof.value_layout].unpack_u32(np.asarray(words, dtype=np.uint32).ravel(), value, numel, prof)
 
 
 def _lsb_first(per_word: int, bits: int) -> np.ndarray:

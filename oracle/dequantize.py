@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from .blocks import layout_of
-from .choices import KERNEL
-from .codec import from_bytes, to_bytes
+from .choices import FLOAT_CODES, KERNEL
+from .codec import LAYOUTS, from_bytes, to_bytes
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
-from .rounding import FP8_DTYPES, float_dtype
+from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
 from .stages import Stages
@@ -36,7 +35,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
-    values = VALUES[prof.kernel](codes, qtensor.scheme.value)
+    values = VALUES[prof.kernel](codes, qtensor.scheme.value, prof)
     x = PRODUCTS[prof.kernel](values, layout.spread(effective), glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
@@ -56,7 +55,8 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
         held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
         return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
-    if data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
+    unaligned = LAYOUTS[profile.value_layout].empty_words_refused
+    if unaligned and data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
         # TensorData::quantized of nothing holds a dangling, 1-aligned buffer, which into_vec_i8's
         # bytemuck::cast_slice to u32 words refuses after its packed-dim assert (observed on burn-flex; bytes read in through
         # TensorData::from_bytes_vec are not refused, so from_bytes has no such panic)
@@ -84,20 +84,23 @@ def _gpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -
         return (q * e).astype(np.float32)
 
 
-def _integers(codes: np.ndarray, value: QuantValue) -> np.ndarray:
-    """The CPU backends read every code as an integer (flex's fp8 schemes were quantized as integers)."""
+def _cpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
+    """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
+    says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
+    if value.is_float:
+        return FLOAT_DECODERS[profile.float_codes](codes, value)
     return codes.astype(np.float32)
 
 
-def _gpu_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+def _gpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
     """The GPU decodes a float value's fp8/fp4 bit pattern."""
-    if value is QuantValue.E2M1:
-        return (codes.view(np.uint8) & 0x0F).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
-    if value in FP8_DTYPES:
-        return codes.view(FP8_DTYPES[value]).astype(np.float32)
-    return codes.astype(np.float32)
+    return minifloat_values(codes, value) if value.is_float else codes.astype(np.float32)
 
+
+# What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.
+FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
+                                    "format": minifloat_values})
 
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
-VALUES = KERNEL.steps({"cpu": _integers, "gpu": _gpu_values})
+VALUES = KERNEL.steps({"cpu": _cpu_values, "gpu": _gpu_values})
 PRODUCTS = KERNEL.steps({"cpu": _cpu_product, "gpu": _gpu_product})

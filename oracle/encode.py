@@ -1,7 +1,8 @@
 """Element encoding: ``x / e`` rounded, clamped to the value range, NaN handled, stored as a code (spec §5.2-5.4).
 
 Each rule is a step keyed by a profile field: the clamp order (``clamp``), the tie rule (``tie``, in
-``rounding.py``) and the NaN rule (``nan_code``); ``store_codes`` writes the integer a backend keeps.
+``rounding.py``), what a minifloat value's code is (``float_codes``) and the NaN rule (``nan_code``);
+``store_codes`` writes the integer a backend keeps.
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .choices import CLAMP, NAN_CODE
+from .choices import CLAMP, FLOAT_CODES, NAN_CODE
 from .errors import panic
 from .profiles import Profile
-from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION
+from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, minifloat_codes
 from .scheme import QuantScheme, QuantValue
 
 
@@ -27,8 +28,32 @@ def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> n
     a, b = scheme.value.range()
     if not scheme.value.is_float:
         return _encode_int(v, a, b, profile)
+    return FLOAT_ENCODERS[profile.float_codes](v, scheme, profile)
+
+
+def _clamp_then_round(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """``round(clamp(v, a, b))`` (flex >= 0.23.0-pre.1, ``burn-flex/src/quant_codes.rs:20-43``). With integer
+    bounds and burn's saturating minifloat conversions the codes equal rounding first (every rounding keeps
+    ±inf, which either order ends at ±b; see tests/test_mutation_gate.py)."""
+    a, b = scheme.value.range()
+    np.clip(v, np.float32(a), np.float32(b), out=v)
+    return _round_then_clamp(v, scheme, profile)
+
+
+def _integer_float_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """A minifloat value's scaled values rounded to integers like any value's, then stored (``store_codes``)."""
+    a, b = scheme.value.range()
     r = np.clip(ROUNDERS[profile.tie](v), np.float32(a), np.float32(b))
     return store_codes(nan_codes(r, b, profile), scheme, profile)
+
+
+def _format_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """burn's own minifloat conversion of each scaled value; its NaN codes are the conversion's, not
+    ``nan_code``'s."""
+    return minifloat_codes(v, scheme.value)
+
+
+FLOAT_ENCODERS = FLOAT_CODES.steps({"integer": _integer_float_codes, "format": _format_codes})
 
 
 def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
@@ -40,7 +65,7 @@ def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarr
     return nan_codes(v, b, profile).astype(np.int8)
 
 
-ENCODERS = CLAMP.steps({"after_round": _round_then_clamp})
+ENCODERS = CLAMP.steps({"after_round": _round_then_clamp, "before_round": _clamp_then_round})
 
 
 def nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:

@@ -70,6 +70,19 @@ _SITES = [
     PanicSite("bytes.empty_unaligned", "panic", "cast_slice>TargetAlignmentGreaterAndInputNotAligned",
               "§7.2", "burn-std-0.22.0-pre.3/src/tensor/quantization.rs:339 (bytemuck::cast_slice of an empty "
               "buffer, whose dangling pointer is 1-aligned; found by qconform fuzz)"),
+    # burn-std >= 0.23.0-pre.1: packed lines and validated lengths (quantization/packing.rs, base.rs)
+    PanicSite("bytes.packed_dim_rank", "assert",
+              "a store packed along dim {packed_dim} from the innermost needs more than {rank} dims",
+              "§11", "burn-std-0.23.0-pre.1/src/tensor/quantization/packing.rs:94 (PackedOrder::new)"),
+    PanicSite("bytes.values_length", "assert_eq",
+              "the values of a {shape} tensor under {scheme} take {expected} bytes, not {actual}",
+              "§11", "burn-std-0.23.0-pre.1/src/tensor/quantization/base.rs:327 (split_values_off)"),
+    PanicSite("data.invalid_length", "panic",
+              "Shape {shape} with dtype QFloat({scheme}) is invalid for input of size {len} bytes",
+              "§11", "burn-std-0.23.0-pre.1/src/data/tensor/base.rs:221 (from_bytes, InvalidByteLength)"),
+    PanicSite("data.invalid_layout", "panic",
+              "Quantized layout for shape {shape} and dtype QFloat({scheme}) is invalid",
+              "§11", "burn-std-0.23.0-pre.1/src/data/tensor/base.rs:221 (from_bytes, InvalidQuantizedLayout)"),
     # scale rounding (§4)
     PanicSite("scale.ue8m0", "expect", "UE8M0 scales are not yet supported",
               "§8 #12", "burn-std-0.22.0-pre.3/src/tensor/quantization.rs:367"),

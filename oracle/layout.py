@@ -43,7 +43,7 @@ from .profiles import Profile
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
-from .scheme import NATIVE, BlockSize, QuantScheme, shape_debug
+from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, shape_debug
 from .stages import Stages
 from .vocabulary import LAYOUT_STEPS
 
@@ -166,6 +166,22 @@ def _moved_scheme(step: dict, qt: QTensor) -> QuantScheme:
     return qt.scheme
 
 
+def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile) -> QuantScheme:
+    """flex >= 0.23.0-pre.1 (``moves_packing_dim``) moves a packed store's dim with the axes:
+    ``QuantScheme::swap_dims``/``permute_dims`` (the dim follows its axis) and ``reshape_packing_dim`` (a dim the
+    new rank drops becomes the innermost) (cubecl-common-0.12.0-pre.1/src/quant/scheme.rs:174-228)."""
+    store = scheme.store
+    if not profile.moves_packing_dim or store.kind == "Native":
+        return scheme
+    if step["op"] in ("transpose", "swap_dims", "permute") and rank:
+        axes = axes_of(step, rank)
+        new_axis = axes.index(rank - store.dim - 1)
+        return scheme.with_store(QuantStore(store.kind, rank - new_axis - 1))
+    if step["op"] == "reshape" and store.dim >= max(len(step["shape"]), 1):
+        return scheme.with_store(QuantStore(store.kind, 0))
+    return scheme
+
+
 def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True) -> QTensor:
     """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike (the
     mutants leave the grid or the dims behind)."""
@@ -231,15 +247,17 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
     route = _route(s, held, profile)
+    rank = held.codes.ndim
     if route == "move":
-        return QTensor(apply(held.codes, s), held.scales, held.global_scale, held.scheme)
+        return QTensor(apply(held.codes, s), held.scales, held.global_scale,
+                       _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
         return _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved
     if route == "private":
-        return flex_quantize_dynamic(moved, _moved_scheme(s, held), profile)
+        return flex_quantize_dynamic(moved, _follow_packing(_moved_scheme(s, held), s, rank, profile), profile)
     if route == "requantize":
         return quantize_dynamic(moved, held.scheme, profile=profile)
     raise panic(route)
@@ -247,9 +265,11 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
 
 def load(qt: QTensor, profile: Profile) -> QTensor:
     """``Tensor::from_data(TensorData::quantized(..))``: the CPU backends keep the codes and scales they read and
-    rewrite the store to Native (``q_from_data``)."""
+    rewrite the store to Native (``q_from_data``), except flex >= 0.23.0-pre.1, which keeps it
+    (``moves_packing_dim``)."""
     codes, scales, glob = _reload(qt, profile)
-    return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, qt.scheme.with_store(NATIVE))
+    scheme = qt.scheme if profile.moves_packing_dim else qt.scheme.with_store(NATIVE)
+    return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
 
 
 def run_steps(qt: QTensor, steps: list[dict], profile: Profile,

@@ -15,7 +15,6 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
-from .errors import panic
 from .layout import VIEW_READS, run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -106,7 +105,7 @@ def _to_bytes(params, inputs, prof, stages) -> Outputs:
 
 
 def _from_bytes(params, inputs, prof, stages) -> Outputs:
-    held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof)
+    held = from_bytes(inputs["bytes"], tuple(params["shape"]), _scheme(params), profile=prof, validated=True)
     out: Outputs = {"codes": held.codes.ravel(), "scales": held.scales}
     if held.global_scale is not None:
         out["global"] = held.global_scale
@@ -118,9 +117,6 @@ def _pack_u32(params, inputs, prof, stages) -> Outputs:
 
 
 def _unpack_u32(params, inputs, prof, stages) -> Outputs:
-    value = QuantValue[params["value"]]
-    if value.is_float and prof.observes_through_bytes:  # into_vec_i8 has no PackedU32 path for fp8/fp4 values
-        raise panic("bytes.unsupported_store")
     return {"codes": unpack_u32(inputs["words"], QuantValue[params["value"]], int(params["numel"]), profile=prof)}
 
 

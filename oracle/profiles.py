@@ -86,6 +86,9 @@ class Profile:
     """``burn-<release>/<backend>`` (the backend part equal to ``backend``), or ``mutant:<name>``."""
     description: str = _text()
     backend: str = _one_of(c.BACKEND)
+    status: str = _one_of(c.STATUS, "modelled")
+    """What has been run against the profile (``choices.STATUS``): ``suite_passing`` once its real build passes the
+    whole golden suite, ``proven`` once it also survives the fuzzer; ``modelled`` until then."""
     kernel: str = _one_of(c.KERNEL, "cpu")
     """``cpu``: f32 arithmetic on the f32-converted input (ndarray, flex, §5.2-5.3); ``gpu``: the cubecl kernel,
     which divides and dequantizes in the tensor's own dtype (§5.4, §6)."""
@@ -100,12 +103,16 @@ class Profile:
     two_level_division: str = _one_of(c.TWO_LEVEL_DIVISION, "product")
     """``product``: ``x / f32(global * s)``."""
     clamp: str = _one_of(c.CLAMP, "after_round")
-    """``after_round``: ``clamp(round(v))``."""
+    """``after_round``: ``clamp(round(v))``; ``before_round``: ``round(clamp(v))`` (flex >= 0.23.0-pre.1)."""
     nan_code: str = _one_of(c.NAN_CODE, "panic")
     """A NaN ``x / e`` becomes: ``panic`` (ndarray's ``NumCast`` unwrap), ``zero`` (flex ``as i8``), ``hi``
     (CUDA's ``max(min(x, hi), lo)`` returns ``hi``)."""
     saturate_codes_to_i8: bool = _flag()
-    """flex stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    """flex <= 0.22.1 stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    float_codes: str = _one_of(c.FLOAT_CODES, "integer")
+    """What an E4M3/E5M2/E2M1 code is: ``integer``, the rounded integer (stored as i8, or as its fp bits on the
+    GPU); ``format``, the scaled value converted by burn's own minifloat types and decoded by value (flex >=
+    0.23.0-pre.1, ``burn-flex/src/quant_codes.rs``); an E2M1 code is then its nibble, never sign-extended."""
 
     # --- scales ---
     scale_rounding: str = _one_of(c.SCALE_ROUNDING, "up")
@@ -116,8 +123,9 @@ class Profile:
     ue8m0: bool = _flag()
     """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
     clamp_min_ignores_nan: bool = _flag()
-    """``float_clamp_min`` of a NaN: flex computes ``x.max(min)`` (Rust's ``f32::max`` returns the non-NaN
-    operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray keeps the NaN."""
+    """``float_clamp_min`` of a NaN: flex 0.22.0-pre.3 computes ``x.max(min)`` (Rust's ``f32::max`` returns the
+    non-NaN operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray, and flex from 0.22.1 (which
+    tests ``is_nan`` first), keep the NaN."""
     normalized_dtype: str = _one_of(c.NORMALIZED_DTYPE, "tensor")
     """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
     block_layout: str = _one_of(c.BLOCK_LAYOUT, "nd")
@@ -128,7 +136,9 @@ class Profile:
 
     # --- what the backend can hold ---
     input_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes the backend's tensors can have (ndarray: f32 only, §8 #35)."""
     output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes ``dequantize`` can produce."""
     quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
     """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
     tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
@@ -139,6 +149,16 @@ class Profile:
     """Values ``q_from_data`` accepts (ndarray: Q8F/Q8S only)."""
     packing: str = _one_of(c.PACKING, "lsb_first")
     """u32 packing order of sub-byte values."""
+    value_layout: str = _one_of(c.VALUE_LAYOUT, "bytes")
+    """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
+    0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
+    0.23.0-pre.1, ``oracle/packing.py``)."""
+    moves_packing_dim: bool = _flag()
+    """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
+    0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
+    validates_data_length: bool = _flag()
+    """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
+    0.23.0-pre.1); before, only the reader's own checks applied."""
     stores_as_native: bool = _flag()
     """flex rewrites the scheme's store to Native after quantizing."""
     keeps_extra_scales: bool = _flag()
@@ -222,6 +242,7 @@ _NDARRAY = Profile(
     tensor_extremum="last",
     mean_summation="unrolled8",
     ternary_fast_path=True,
+    status="suite_passing",
 )
 
 _FLEX = Profile(
@@ -241,6 +262,7 @@ _FLEX = Profile(
     keeps_extra_scales=True,
     checks_qtensor=True,
     layout="flex",
+    status="suite_passing",
 )
 
 _CUBECL = Profile(
@@ -278,8 +300,24 @@ _FLEX_0_22_1 = _FLEX.with_(
     clamp_min_ignores_nan=False,  # burn-flex 0.22.1 ops/float.rs:689-699 tests is_nan first
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1)}
-DEFAULT_PROFILE = _NDARRAY.name
+_FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
+    name="burn-0.23.0-pre.1/flex",
+    description="burn-flex 0.23.0-pre.1: x / s in f32, clamped, then rounded half to even; E4M3/E5M2/E2M1 "
+                "through burn's fp8/fp4 types; packed stores packed in padded lines; quantize asserts whole blocks",
+    tie="even",
+    division="divide",
+    clamp="before_round",
+    saturate_codes_to_i8=False,
+    float_codes="format",
+    stores_as_native=False,
+    value_layout="packed_lines",
+    validates_data_length=True,
+    moves_packing_dim=True,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,
+                                                     _FLEX_0_23_0_PRE_1)}
+DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 
 def get_profile(profile: str | Profile) -> Profile:
@@ -295,4 +333,10 @@ def get_profile(profile: str | Profile) -> Profile:
 def profiles() -> dict[str, str]:
     """Every named profile with its one-line description."""
     return {name: p.description for name, p in PROFILES.items()}
+
+
+def status_line(profile: str | Profile) -> str:
+    """``status: meaning`` of a profile, for listings (``qconform profiles``, docs)."""
+    prof = get_profile(profile)
+    return f"{prof.status.replace('_', '-')}: {c.STATUS.meanings[prof.status]}"
 

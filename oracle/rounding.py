@@ -15,6 +15,9 @@ from .scheme import QuantValue, ScaleDtype
 # The ml_dtypes storage of fp8 codes (the GPU stores E4M3/E5M2 values as these bit patterns, §5.4).
 FP8_DTYPES = {QuantValue.E4M3: ml_dtypes.float8_e4m3fn, QuantValue.E5M2: ml_dtypes.float8_e5m2}
 
+# Every minifloat value's ml_dtypes storage (burn's own e4m3/e5m2/e2m1 types from 0.23.0-pre.1 on).
+MINIFLOAT_DTYPES = {**FP8_DTYPES, QuantValue.E2M1: ml_dtypes.float4_e2m1fn}
+
 FLOAT_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 # 0.5 - 2^-25: adding it (with x's sign) and truncating is Rust's f32::round for every f32; 0.5 itself fails at
@@ -114,3 +117,35 @@ def _round_up_ue8m0(s: np.ndarray) -> np.ndarray:
         up = ((_bits(s).astype(np.uint64) + 0x7FFFFF) & 0xFF800000).astype(np.uint32).view(np.float32)
     out = np.where(s <= _UE8M0_MIN, _UE8M0_MIN, np.where(s >= _UE8M0_MAX, _UE8M0_MAX, up))
     return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
+
+
+def minifloat_codes(v: np.ndarray, value: QuantValue) -> np.ndarray:
+    """burn's ``e4m3``/``e5m2``/``e2m1::from_f32`` (cubecl-common 0.12, after CUDA's conversions) of ``v`` as
+    int8 codes: round to nearest even (exact through f64), signed zeros kept, values past the format's range
+    (infinities included) saturated to its largest finite value. A NaN becomes what those
+    conversions give it: E4M3 ``0x7F`` with the NaN's sign, E5M2 ``0x7E | (its top two f32 mantissa bits)`` with
+    its sign (float8 0.7 ``convert_to_fp8``), E2M1 ``+6`` (``0x7``, sign dropped)."""
+    v = np.asarray(v, dtype=np.float32)
+    lo, hi = value.range()
+    with np.errstate(invalid="ignore", over="ignore"):  # burn's conversions saturate (SatFinite); ml_dtypes' not
+        codes = np.clip(v, np.float32(lo), np.float32(hi)).astype(MINIFLOAT_DTYPES[value]).view(np.uint8)
+    nan = np.isnan(v)
+    if nan.any():
+        bits = v.view(np.uint32)
+        sign = ((bits >> 24) & 0x80).astype(np.uint8)
+        if value is QuantValue.E4M3:
+            code = 0x7F | sign
+        elif value is QuantValue.E5M2:
+            code = 0x7E | ((bits >> 21) & 0x3).astype(np.uint8) | sign
+        else:
+            code = np.full(v.shape, 0x7, dtype=np.uint8)
+        codes = np.where(nan, code.astype(np.uint8), codes)
+    return codes.astype(np.uint8).view(np.int8)
+
+
+def minifloat_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+    """The f32 value each minifloat code stands for (an E2M1 code is read from its low nibble)."""
+    raw = np.asarray(codes, dtype=np.int8).view(np.uint8)
+    if value is QuantValue.E2M1:
+        raw = raw & 0x0F
+    return raw.view(MINIFLOAT_DTYPES[value]).astype(np.float32)

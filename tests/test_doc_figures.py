@@ -39,7 +39,9 @@ def test_every_other_suite_size_in_the_docs_is_current_or_marked_as_measured(sui
     findings.md is the record of real-burn runs (subsets and the suite each matrix was measured on), regenerated
     with them, so it is left out."""
     stale = []
-    pages = [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "findings.md"]
+    # errors.md and upgrading.md are generated from the suite itself and checked by `make docs-check`.
+    generated = {"findings.md", "errors.md", "upgrading.md"}
+    pages = [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in generated]
     for page in [ROOT / "README.md", *pages]:
         for no, line in enumerate(page.read_text().splitlines(), 1):
             for n in re.findall(r"\b(\d{3})(?:-vector| golden vectors| vectors)\b", line):

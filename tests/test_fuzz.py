@@ -87,7 +87,7 @@ def test_shrink_and_repro(tmp_path):
 
 def test_digest_equal_for_equal_backends_and_bisects_a_difference():
     from conformance.backends import open_backend
-    a, b, c = (open_backend(s) for s in ("oracle", f"oracle:{NDARRAY}", "mutant:ties-even"))
+    a, b, c = (open_backend(s) for s in (f"oracle:{NDARRAY}", f"oracle:{NDARRAY}", "mutant:ties-even"))
     ra = engine.digest_run(a, NDARRAY, seed=4, cases=600, ops=["quantize"])
     rb = engine.digest_run(b, NDARRAY, seed=4, cases=600, ops=["quantize"])
     rc = engine.digest_run(c, NDARRAY, seed=4, cases=600, ops=["quantize"])

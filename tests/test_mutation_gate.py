@@ -35,19 +35,24 @@ def test_base_profiles_pass_their_own_expectations(suite):
         assert not [v.alias for v in suite.vectors if coverage.catches(v, Same(base))]
 
 
-def test_clamp_before_round_is_an_equivalent_mutant():
-    """Why the registry has no clamp-before-round mutant: with integer bounds it equals round-then-clamp on every
-    code of every integer value type (dense evidence)."""
+@pytest.mark.parametrize("profile", ["burn-0.22.0-pre.3/ndarray", "burn-0.23.0-pre.1/flex"])
+def test_clamp_position_is_invisible_on_integer_codes(profile):
+    """Why no mutant swaps the clamp's position for integer values: with integer bounds round-then-clamp and
+    clamp-then-round (flex 0.23's order) agree on every code of every integer value type, ±inf included (dense
+    evidence); the 0.23 mutant ``round-then-clamp-0-23`` differs through a non-saturating minifloat cast only."""
     from oracle.encode import encode
     from oracle.rounding import round_half_away
-    base = oracle.get_profile(oracle.DEFAULT_PROFILE)
+    base = oracle.get_profile(profile)
+    other = base.with_(clamp="after_round" if base.clamp == "before_round" else "before_round")
+    rounder = round_half_away if base.tie == "away" else np.rint
     v = np.concatenate([np.arange(-300, 300, 0.25, dtype=np.float32), np.float32([np.inf, -np.inf, 1e30, -0.0])])
     v = np.concatenate([v, np.nextafter(v, np.float32(np.inf)), np.nextafter(v, np.float32(-np.inf))])
     for value in ("Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S"):
         s = oracle.QuantScheme().with_value(oracle.QuantValue[value]).with_store(oracle.NATIVE)
         a, b = s.value.range()
-        clamp_then_round = round_half_away(np.clip(v, np.float32(a), np.float32(b))).astype(np.int8)
+        clamp_then_round = rounder(np.clip(v, np.float32(a), np.float32(b))).astype(np.int8)
         assert np.array_equal(encode(v.copy(), s, base), clamp_then_round)
+        assert np.array_equal(encode(v.copy(), s, other), clamp_then_round)
 
 
 def test_mutants_command(capsys):

@@ -53,13 +53,13 @@ def test_tensor_quantize_asserts_first():
     raises("quantize.global_mismatch",
            f"assertion `left == right` failed: {TWO_LEVEL_TEXT} does not match a per-tensor scale of None\n"
            "  left: true\n right: false",
-           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), checked=True)
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), checked=True, profile=NDARRAY)
     raises("tensor.global_not_one",
            "assertion `left == right` failed: the per-tensor scale must have exactly one element, got [2]\n"
            "  left: 2\n right: 1",
-           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(2, np.float32), checked=True)
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(2, np.float32), checked=True, profile=NDARRAY)
     raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16",
-           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(1, np.float16), checked=True)
+           o.quantize, X8, TWO_LEVEL, np.array([1.0, 1.0], np.float32), np.ones(1, np.float16), checked=True, profile=NDARRAY)
     raises("tensor.global_not_f32",
            "assertion `left == right` failed: the per-tensor scale must be an f32 tensor, got F16\n"
            "  left: F16\n right: F32",
@@ -72,25 +72,25 @@ def test_tensor_quantize_global_for_one_level_scheme_prints_the_tensor_wrapper()
            f"assertion `left == right` failed: {Q8S_TEXT} does not match a per-tensor scale of Some(Tensor "
            "{ primitive: BridgeTensor { kind: Float }, _kind: PhantomData<burn_tensor::bridge::kind::Float> })\n"
            "  left: false\n right: true",
-           o.quantize, X4, Q8S, np.array([0.1], np.float32), ONE, checked=True)
+           o.quantize, X4, Q8S, np.array([0.1], np.float32), ONE, checked=True, profile=NDARRAY)
 
 
 def test_ndarray_unsupported_scheme():
     for scheme in (QuantScheme.default(), Q8S.with_value(QuantValue.Q4S), Q8S.with_value(QuantValue.E4M3),
                    Q8S.with_value(QuantValue.Q2S).per_block([4], ScaleDtype.F32)):
         raises("ndarray.unsupported_scheme", f"not implemented: Quantization not supported for scheme {scheme.debug()}",
-               o.quantize_dynamic, X8, scheme)
+               o.quantize_dynamic, X8, scheme, profile=NDARRAY)
 
 
 def test_q2s_per_tensor_is_supported_on_ndarray():
-    assert o.quantize_dynamic(X4, Q8S.with_value(QuantValue.Q2S)).codes.tolist() == [-1, -1, 0, 0]
+    assert o.quantize_dynamic(X4, Q8S.with_value(QuantValue.Q2S), profile=NDARRAY).codes.tolist() == [-1, -1, 0, 0]
 
 
 def test_ue8m0_scales_before_0_22():
     raises("scale.ue8m0", "UE8M0 scales are not yet supported",
-           o.quantize_dynamic, X8, Q8S.per_tensor(ScaleDtype.UE8M0))
+           o.quantize_dynamic, X8, Q8S.per_tensor(ScaleDtype.UE8M0), profile=NDARRAY)
     raises("bytes.ue8m0", "not implemented: UE8M0 scales are not yet supported",
-           o.encode_scales, ONE, ScaleDtype.UE8M0)
+           o.encode_scales, ONE, ScaleDtype.UE8M0, profile=NDARRAY)
 
 
 def test_block_count_mismatch_on_ndarray_and_flex():
@@ -98,7 +98,7 @@ def test_block_count_mismatch_on_ndarray_and_flex():
     raises("ndarray.block_count",
            "assertion `left == right` failed: Invalid per-block quantization: 3 blocks for a Shape { dims: [8] } "
            "tensor with BlockSize([4]) blocks\n  left: 2\n right: 3",
-           o.quantize, X8, scheme, np.ones(3, np.float32))
+           o.quantize, X8, scheme, np.ones(3, np.float32), profile=NDARRAY)
     raises("scale.index_out_of_bounds", "index out of bounds: the len is 1 but the index is 1",
            o.quantize, X8, scheme, np.ones(1, np.float32), profile=FLEX)
     assert o.quantize(X8, scheme, np.ones(3, np.float32), profile=FLEX).scales.size == 3  # extra scales kept
@@ -106,13 +106,13 @@ def test_block_count_mismatch_on_ndarray_and_flex():
 
 def test_calibration_panics():
     raises("range.block_not_divisible", "Tensor Shape { dims: [2, 6] } must be evenly divisible by block size [1, 4]",
-           o.quantize_dynamic, np.zeros((2, 6), np.float32), Q8S.per_block([4], ScaleDtype.F32))
+           o.quantize_dynamic, np.zeros((2, 6), np.float32), Q8S.per_block([4], ScaleDtype.F32), profile=NDARRAY)
     raises("range.absmean_two_level",
            "AbsMean calibration has no two-level form: BitNet's gamma is a mean over the whole tensor or block, "
            "which a per-tensor scale cannot decompose",
-           o.compute_range, X8, TWO_LEVEL, "absmean")
+           o.compute_range, X8, TWO_LEVEL, "absmean", profile=NDARRAY)
     raises("range.empty_ndarray", "Cannot compute min of empty tensor",
-           o.quantize_dynamic, np.zeros(0, np.float32), Q8S)
+           o.quantize_dynamic, np.zeros(0, np.float32), Q8S, profile=NDARRAY)
     raises("range.empty_flex", "min: cannot reduce an empty tensor",
            o.quantize_dynamic, np.zeros(0, np.float32), Q8S, profile=FLEX)
 
@@ -121,7 +121,7 @@ def test_calibration_panics():
 def test_two_level_block_dtype_too_wide(dtype):
     raises("qparams.block_dtype_too_wide",
            f"block scales in {dtype.name} reach f32's range, which a per-tensor scale cannot absorb",
-           o.quantize_dynamic, X8, Q8S.per_block([4], dtype).per_tensor(ScaleDtype.F32))
+           o.quantize_dynamic, X8, Q8S.per_block([4], dtype).per_tensor(ScaleDtype.F32), profile=NDARRAY)
 
 
 def test_two_level_f16_global_fails_when_bytes_are_written():
@@ -129,42 +129,42 @@ def test_two_level_f16_global_fails_when_bytes_are_written():
     raises("bytes.global_not_f32",
            f"assertion `left == right` failed: a two-level scheme stores its per-tensor scale as f32, got "
            f"{scheme.debug()}\n  left: F16\n right: F32",
-           o.quantize, X8, scheme, np.ones(2, np.float32), ONE)
+           o.quantize, X8, scheme, np.ones(2, np.float32), ONE, profile=NDARRAY)
 
 
 def test_byte_layout_panics():
     raises("bytes.global_missing", f"{TWO_LEVEL_TEXT} requires a per-tensor scale",
-           o.to_bytes, o.QTensor(np.zeros(8, np.int8), np.ones(2, np.float32), None, TWO_LEVEL))
+           o.to_bytes, o.QTensor(np.zeros(8, np.int8), np.ones(2, np.float32), None, TWO_LEVEL), profile=NDARRAY)
     raises("bytes.global_unexpected", f"{Q8S_TEXT} does not take a per-tensor scale",
-           o.to_bytes, o.QTensor(np.zeros(4, np.int8), ONE, ONE, Q8S))
+           o.to_bytes, o.QTensor(np.zeros(4, np.int8), ONE, ONE, Q8S), profile=NDARRAY)
     raises("bytes.too_short", "quantized tensor data is shorter than its scheme's parameters",
-           o.from_bytes, np.zeros(3, np.uint8), (4,), Q8S)
+           o.from_bytes, np.zeros(3, np.uint8), (4,), Q8S, profile=NDARRAY)
     raises("bytes.packed_dim",
            "assertion `left == right` failed: Packing must be on innermost dimension for splitting off values\n"
            "  left: 1\n right: 0",
-           o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_store(o.QuantStore.packed_u32(1)))
+           o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_store(o.QuantStore.packed_u32(1)), profile=NDARRAY)
     raises("bytes.unsupported_store", "not implemented: Not yet supported",
            o.from_bytes, np.zeros(8, np.uint8), (4,), Q8S.with_value(QuantValue.E2M1).with_store(
-               o.QuantStore.packed_native(0)))
+               o.QuantStore.packed_native(0)), profile=NDARRAY)
     # Extra block scales are written, then read back as values: 8 codes + 4 bytes of the third scale.
     raises("data.shape_mismatch",
            "assertion `left == right` failed: Shape Shape { dims: [8] } is invalid for input of size 12\n"
            "  left: 8\n right: 12",
            o.dequantize, o.QTensor(np.zeros(8, np.int8), np.ones(3, np.float32), None,
-                                   Q8S.per_block([4], ScaleDtype.F32)))
+                                   Q8S.per_block([4], ScaleDtype.F32)), profile=NDARRAY)
 
 
 def test_ndarray_from_data_rejects_sub_byte_values():
     scheme = Q8S.with_value(QuantValue.Q2S)
     raises("ndarray.from_data_scheme", f"not implemented: from_data not supported for scheme {scheme.debug()}",
-           o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, scheme))
+           o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, scheme), profile=NDARRAY)
 
 
 def test_ndarray_has_no_f16_tensors():
     raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16",
-           o.quantize_dynamic, X8.astype(np.float16), Q8S)
-    qt = o.quantize_dynamic(X4, Q8S)
-    raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16", o.dequantize, qt, "f16")
+           o.quantize_dynamic, X8.astype(np.float16), Q8S, profile=NDARRAY)
+    qt = o.quantize_dynamic(X4, Q8S, profile=NDARRAY)
+    raises("ndarray.unsupported_dtype", "not implemented: Unsupported dtype F16", o.dequantize, qt, "f16", profile=NDARRAY)
 
 
 def test_gpu_storage_panics():
@@ -188,25 +188,25 @@ def test_classify_panic_unknown_text():
 
 def test_ndarray_cannot_hold_the_reshape_of_a_rank_4_block_calibration():
     raises("ndarray.reshape_dims", "NdArray supports arrays up to 6 dimensions, received: 8",
-           o.quantize_dynamic, np.ones((2, 2, 2, 4), np.float32), Q8S.per_block([2, 1, 4], ScaleDtype.F32))
+           o.quantize_dynamic, np.ones((2, 2, 2, 4), np.float32), Q8S.per_block([2, 1, 4], ScaleDtype.F32), profile=NDARRAY)
     assert o.quantize_dynamic(np.ones((2, 2, 2, 4), np.float32), Q8S.per_block([2, 1, 4], ScaleDtype.F32),
                               profile=FLEX).codes.shape == (2, 2, 2, 4)
 
 
 def test_nan_code_panics_on_ndarray():
     raises("ndarray.nan_code", "called `Option::unwrap()` on a `None` value",
-           o.quantize, np.float32([1.0, np.nan]), Q8S, np.float32([0.1]))
+           o.quantize, np.float32([1.0, np.nan]), Q8S, np.float32([0.1]), profile=NDARRAY)
 
 
 def test_per_tensor_bytes_need_a_scale():
     raises("scale.slice_out_of_bounds", "range end index 1 out of range for slice of length 0",
-           o.to_bytes, o.QTensor(np.zeros(4, np.int8), np.zeros(0, np.float32), None, Q8S))
+           o.to_bytes, o.QTensor(np.zeros(4, np.int8), np.zeros(0, np.float32), None, Q8S), profile=NDARRAY)
 
 
 def test_packed_words_must_be_whole():
     q4 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(0))
     raises("bytes.not_u32_multiple", "cast_slice>OutputSliceWouldHaveSlop",
-           o.from_bytes, np.zeros(3 + 4, np.uint8), (8,), q4)
+           o.from_bytes, np.zeros(3 + 4, np.uint8), (8,), q4, profile=NDARRAY)
 
 
 def test_empty_packed_buffer_is_unaligned():
@@ -222,7 +222,8 @@ def test_two_level_split_of_no_scales_panics_in_max():
     """Real burn (found by qconform fuzz): normalize_scales' float_max of an empty tensor, worded per backend."""
     two = Q8S.per_block([2], ScaleDtype.F16).per_tensor(ScaleDtype.F32)
     empty = np.zeros(0, np.float32)
-    raises("qparams.empty_max_ndarray", "Cannot compute max of empty tensor", o.compute_q_params, empty, empty, two)
+    raises("qparams.empty_max_ndarray", "Cannot compute max of empty tensor", o.compute_q_params, empty, empty, two,
+           profile="burn-0.22.0-pre.3/ndarray")
     raises("qparams.empty_max_flex", "max: cannot reduce an empty tensor", o.compute_q_params, empty, empty, two,
            profile=FLEX)
 
@@ -258,6 +259,29 @@ def test_gpu_scale_panics():
            o.quantize_dynamic, X8, lookup, profile=CUBECL)
     raises("cubecl.lookup_from_data", "not implemented: lookup quantization does not travel as a QFloat tensor",
            o.dequantize, o.QTensor(np.zeros(4, np.int8), ONE, None, lookup), profile=CUBECL)
+
+
+FLEX_0_23 = "burn-0.23.0-pre.1/flex"
+
+
+def test_packed_layout_panics_of_burn_0_23():
+    """burn-std 0.23.0-pre.1: the length checks of TensorData::from_bytes and split_values_off, and PackedOrder's
+    dim check (messages written out from data/tensor/base.rs:55-86 and quantization/{base,packing}.rs)."""
+    q8s = Q8S_TEXT
+    raises("data.invalid_length",
+           f"Shape [4] with dtype QFloat({q8s}) is invalid for input of size 9 bytes",
+           o.from_bytes, np.zeros(9, np.uint8), (4,), Q8S, profile=FLEX_0_23, validated=True)
+    packed_d1 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1))
+    packed_text = "QuantScheme { value: Q4S, store: PackedU32(1), mode: Symmetric, tensor: None, block: None }"
+    raises("data.invalid_layout", f"Quantized layout for shape [8] and dtype QFloat({packed_text}) is invalid",
+           o.from_bytes, np.zeros(12, np.uint8), (8,), packed_d1, profile=FLEX_0_23, validated=True)
+    raises("bytes.packed_dim_rank", "a store packed along dim 1 from the innermost needs more than 1 dims",
+           o.to_bytes, o.QTensor(np.zeros(8, np.int8), ONE, None, packed_d1), profile=FLEX_0_23)
+    packed_text = packed_text.replace("PackedU32(1)", "PackedU32(0)")
+    raises("bytes.values_length",
+           "assertion `left == right` failed: the values of a Shape { dims: [9] } tensor under "
+           f"{packed_text} take 8 bytes, not 4\n  left: 4\n right: 8",
+           o.unpack_u32, np.array([0x76543210], np.uint32), QuantValue.Q4S, 9, profile=FLEX_0_23)
 
 
 def test_gpu_flip_of_a_quantized_tensor_panics():

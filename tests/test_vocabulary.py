@@ -43,11 +43,17 @@ def test_the_words_are_burns_enum_members():
 
 
 def test_the_coverage_lattice_is_spelled_in_the_vocabulary():
-    axes = {axis: values for plane in coverage.PLANES for axis, values in plane.axes}
-    assert axes["value"] == vocabulary.VALUES and axes["store"] == vocabulary.STORES
-    assert axes["level"] == vocabulary.LEVELS and axes["dtype"] == vocabulary.FLOAT_DTYPES
-    assert axes["class"] == tags.VALUE_CLASSES
-    assert set(axes["scale"]) == set(vocabulary.SCALE_DTYPES)
+    """Every plane spells its axes in the vocabulary (a plane may take a part of one, e.g. the packed stores);
+    together the planes span each word list."""
+    words = {"value": vocabulary.VALUES, "store": vocabulary.STORES, "level": vocabulary.LEVELS,
+             "dtype": vocabulary.FLOAT_DTYPES, "class": tags.VALUE_CLASSES, "scale": vocabulary.SCALE_DTYPES}
+    spanned = {axis: set() for axis in words}
+    for plane in coverage.PLANES:
+        for axis, values in plane.axes:
+            if axis in words:
+                assert set(values) <= set(words[axis]), (plane.name, axis)
+                spanned[axis] |= set(values)
+    assert spanned == {axis: set(values) for axis, values in words.items()}
 
 
 def test_level_of_a_scheme():

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import oracle as o
+from oracle import QuantScheme
+
 from . import case, f16, f32, i8, rng, scheme, u8
 
+# The bytes a from_bytes vector reads are those burn-std 0.23.0-pre.1 writes (this profile packs in lines).
+PACKED_LINES = "burn-0.23.0-pre.1/flex"
 TWO_LEVEL = scheme("Q8S", block=[4], block_dtype="UE4M3", tensor="F32")
 
 
@@ -95,4 +100,58 @@ def cases():
             np.concatenate([np.arange(32, dtype=np.uint8), f16(0.5, 0.25, 0.125, 2.0).view(np.uint8)]),
             spec=("§7.2",), reason="the scale count comes from the block grid of the shape ([2, 2] here)"),
     ]
+    return out + _packed_lines()
+
+
+# burn-std 0.23.0-pre.1 packs the values of a PackedU32 / PackedNative store inside QuantizedBytes::new
+# (quantization/packing.rs:83-177): the packed dim d (from the innermost) is swapped innermost, each line along it
+# packed into little-endian words (u32 for PackedU32, the value's native pack for PackedNative: a byte of two E2M1
+# codes, a byte per other value), every line padded to whole words; block scales of a scheme packed along an outer
+# dim are stored in that order too (:32-43). Burn 0.22 writes one i8 per value whatever the store. The words below
+# are worked by hand from that layout.
+def _packed_lines():
+    q4 = i8([[1, 2, 3, 4, 5], [-1, -2, -3, -4, -5], [7, -7, 0, 6, -8]])
+    q8 = i8(np.arange(24) - 12).reshape(4, 6)
+    e2m1 = i8([[0x1, 0x2, 0x3, 0x4, 0x5], [0x9, 0xA, 0xB, 0xC, 0xF]])
+    cases = [
+        ("q4s-packed/rank-2/padded-lines", scheme("Q4S", store=("PackedU32", 0)), q4, f32([0.5]),
+         "3 rows of 5 Q4 codes: one word per row (0x00054321, 0x000BCDEF, 0x00086097), its top 3 nibbles padding"),
+        ("q4s-packed-d1/rank-2/outer-dim", scheme("Q4S", store=("PackedU32", 1)), q4, f32([0.5]),
+         "PackedU32(1) packs the columns: 5 lines of 3 codes, one word each"),
+        ("q8s-packed/rank-2/whole-lines", scheme("Q8S", store=("PackedU32", 0)), q8, f32([0.25]),
+         "rows of 6 Q8 codes take 2 words: 2 bytes of padding per row"),
+        ("q4s-packed-d1/rank-2/whole-lines", scheme("Q4S", store=("PackedU32", 1)),
+         i8(np.arange(16) % 15 - 7).reshape(8, 2), f32([0.5]), "columns of 8 Q4 codes fill one word each"),
+        ("q8s-packed-d1/block-2x2/scale-order", scheme("Q8S", store=("PackedU32", 1), block=[2, 2]), q8,
+         f32([[1, 2, 3], [4, 5, 6]]),
+         ("packed along dim 0: columns of 4 codes (one word each), and the [2, 3] block scales stored column by "
+         "column: 1, 4, 2, 5, 3, 6")),
+        ("e2m1-packed-native/rank-2/nibble-pairs", scheme("E2M1", store=("PackedNative", 0)), e2m1, f32([1.0]),
+         "two E2M1 codes per byte, first in the low nibble; 5 codes take 3 bytes per row"),
+        ("e2m1-packed-native/rank-2/whole-lines", scheme("E2M1", store=("PackedNative", 0)), e2m1[:, :4],
+         f32([1.0]), "4 codes per row: 2 whole bytes"),
+        ("e2m1-packed-native-d1/rank-2/padded-lines", scheme("E2M1", store=("PackedNative", 1)), e2m1.T.copy(),
+         f32([1.0]), "PackedNative(1) on [5, 2]: 2 columns of 5 codes, 3 bytes each"),
+        ("q8s-packed-native-d1/rank-2/transposed", scheme("Q8S", store=("PackedNative", 1)), q8[:2, :3].copy(),
+         f32([1.0]), "a byte per Q8 code, column by column"),
+    ]
+    out = []
+    for name, sch, codes, scales, why in cases:
+        out.append(_tb(f"to_bytes/{name}", sch, codes, scales, spec=("§7.1", "§11"), reason=why))
+    for name in ("q4s-packed/rank-2/padded-lines", "q8s-packed-d1/block-2x2/scale-order",
+                 "e2m1-packed-native/rank-2/nibble-pairs"):
+        _, sch, codes, scales, _why = next(c for c in cases if c[0] == name)
+        data = o.to_bytes(o.QTensor(codes, scales.ravel(), None, QuantScheme.from_json(sch)),
+                          profile=PACKED_LINES)
+        out.append(_fb(f"from_bytes/{name}", sch, codes.shape, data, spec=("§7.2", "§11"),
+                       reason="the bytes burn 0.23 writes for this tensor (to_bytes vector of the same name), read "
+                              "back: codes and row-major scales"))
+    out.append(_tb("to_bytes/q4s-packed-d1/rank-1/no-such-dim", scheme("Q4S", store=("PackedU32", 1)),
+                   i8(1, 2, 3, 4, 5, 6, 7, -1), f32([0.5]), spec=("§7.1", "§11"),
+                   reason="packing along dim 1 of a rank-1 tensor: burn-std 0.23 PackedOrder::new asserts the dim "
+                          "exists (quantization/packing.rs:90-95); 0.22 writes one byte per value"))
+    out.append(_fb("from_bytes/q4s-packed-d1/rank-1/invalid-layout", scheme("Q4S", store=("PackedU32", 1)), (8,),
+                   u8(0x10, 0x32, 0x54, 0x76, 0, 0, 0, 0x3F), spec=("§7.2", "§11"),
+                   reason="burn-std 0.23 TensorData::from_bytes has no layout for a dim-1 packing of a rank-1 tensor "
+                          "(data/tensor/base.rs:252-262); 0.22 asserts packing on the innermost dim"))
     return out

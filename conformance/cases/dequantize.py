@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import case, f32, i8, rng, scheme
+from . import case, f32, i8, rng, scheme, u8
 from .quantize import SHAPES, shape_setup
 
 
@@ -79,6 +79,19 @@ def cases():
             reason="3 scales for 4 blocks: the bytes split at the wrong place on reload"),
         _dq("dequantize/q8s/tensor-ue8m0/support", scheme("Q8S", tensor="UE8M0"), CODES, f32([0.25]),
             spec=("§4.2", "§8 #13", "§11"), reason="UE8M0 stored scales have no codec before burn 0.22.0"),
+    ]
+    out += [
+        _dq("dequantize/e4m3/tensor/minifloat-values", scheme("E4M3"),
+            u8(0x7E, 0x38, 0x01, 0xC4, 0x7F, 0x80, 0x00, 0xFE).view(np.int8), f32([2.0]), spec=("§6", "§11"),
+            reason="flex 0.23.0-pre.1 decodes a minifloat code by value (quant_codes.rs:48-56): 0x7E = 448, 0xC4 = "
+                   "-3, 0x7F = NaN, times the scale; 0.22 flex multiplies the code as an integer"),
+        _dq("dequantize/e5m2/tensor/minifloat-values", scheme("E5M2"),
+            u8(0x7B, 0x3C, 0x01, 0x7C, 0xFC, 0x7E, 0x80, 0x42).view(np.int8), f32([1.0]), spec=("§6", "§11"),
+            reason="E5M2 codes by value: 0x7B = 57344, 0x01 = 2^-16, 0x7C = +inf, 0xFC = -inf, 0x7E = NaN"),
+        _dq("dequantize/e2m1/tensor/high-nibble", scheme("E2M1"),
+            u8(0x01, 0x07, 0x0D, 0xF1, 0x08, 0x0F, 0x72, 0x05).view(np.int8), f32([0.5]), spec=("§6", "§11"),
+            reason="an E2M1 code is read from the low nibble of its byte (quant_codes.rs:54-55, burn's test: 0xF1 "
+                   "is 0.5): 0x0D = -3, 0x0F = -6"),
     ]
     return out
 

@@ -36,5 +36,13 @@ def cases():
         case("unpack_u32/q4s/surplus-words", "unpack_u32", {"value": "Q4S", "numel": 4},
              {"words": u32(0x76543210, 0xFEDCBA98)}, spec=("§7.3",),
              reason="more words than numel needs: release builds wrap the subtraction and yield whole words"),
+        case("unpack_u32/e2m1/nibbles-unsigned", "unpack_u32", {"value": "E2M1", "numel": 8},
+             {"words": u32(0xFEDCBA98)}, spec=("§7.3", "§11"),
+             reason="burn-std 0.23.0-pre.1 keeps a float field's bits (quantization/packing.rs:69-77): E2M1 codes "
+                    "8..15 stay 8..15; 0.22's unpacker sign-extends every 4-bit field to -8..-1"),
+        case("unpack_u32/q4s/short-words", "unpack_u32", {"value": "Q4S", "numel": 9}, {"words": u32(0x76543210)},
+             spec=("§7.3", "§11"),
+             reason="9 Q4 codes need 2 words: burn-std 0.23.0-pre.1 asserts the values' byte count "
+                    "(quantization/base.rs:326-332); 0.22 unpacks the one word it is given"),
     ]
     return out

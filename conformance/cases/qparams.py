@@ -46,6 +46,11 @@ def cases():
             spec=("§3",), reason="max_abs NaN compares false, so |min| is chosen and the NaN is ignored"),
         _qp("compute_q_params/q8s/tensor/nan-min-propagates", scheme("Q8S"), f32(np.nan), f32(1.0),
             spec=("§3",), reason="min_abs NaN: the mask picks min_abs, the scale is NaN"),
+        _qp("compute_q_params/q8s/two-level-ue4m3/nan-global", scheme("Q8S", block=[4], block_dtype="UE4M3", tensor="F32"),
+            f32([[np.nan], [-2.0]]), f32([[np.nan], [3.0]]), spec=("§3.1", "§11"),
+            reason="a NaN block makes the global NaN before normalize_scales' float_clamp_min(global, MIN_POSITIVE): "
+                   "burn-flex 0.22.0-pre.3's x.max(min) returns MIN_POSITIVE, flex >= 0.22.1 tests is_nan first "
+                   "and keeps the NaN (burn-flex-0.22.1/src/ops/float.rs:689-699), as ndarray does"),
         _qp("compute_q_params/q8s/block-4/overflow", scheme("Q8S", block=[4]), f32([[-3.4028235e38], [-1.0]]),
             f32([[1.0], [np.inf]]), spec=("§3",),
             reason="2 * f32::MAX overflows to inf before the division; an infinite max gives an infinite scale"),

@@ -9,7 +9,7 @@ import numpy as np
 from oracle import BlockLayout, BlockSize, round_half_away
 from oracle.vocabulary import LEVELS
 
-from . import F32_DENORM, F32_MAX, case, down, f16, f32, rng, scheme, up, value_range
+from . import F32_DENORM, F32_MAX, case, down, f16, f32, from_bits, rng, scheme, up, value_range
 from ._values import on_grid, reciprocal, split_search, ties
 
 SHAPE = (2, 8)
@@ -235,6 +235,43 @@ def cases():
                         reason=(note or f"a {tag} tensor with its block grid") + "; ties drawn at random codes"))
     out += _count_and_level_errors()
     out += _scheme_support()
+    out += _gpu_kernel_cases()
+    return out
+
+
+# A NaN whose payload fills the mantissa: the GPU round-up adds its bias to these bits as a u32, which wraps.
+NAN_FULL_PAYLOAD = np.array([0x7FFFFFFF], np.uint32).view(np.float32)[0]
+
+
+def _gpu_kernel_cases() -> list:
+    """Inputs where burn-cubecl's kernels (cubek-quant) part from the CPU backends, found by reading them and
+    settled on lavapipe (docs/findings.md, "GPU kernels")."""
+    out = []
+    # The device round-up has no NaN test: a full-payload NaN plus the round-up bias wraps to 0x8000xxxx, and the
+    # truncation mask leaves -0.0 (cubecl-std quant/round.rs round_up_on_grid); the host rule returns the NaN.
+    for dtype in ("F16", "BF16", "UE4M3"):
+        st = Setup("block", store=("PackedU32", 0), block_dtype=dtype,
+                   scales=[NAN_FULL_PAYLOAD, 0.25, 0.5, 0.125])
+        out.append(_q(f"quantize/q8s-packed/block/nan-payload-scale-{dtype.lower()}", st, st.x_from(ties("Q8S", 0)),
+                      api="backend", spec=("§4.1", "§5.4"),
+                      reason=f"a NaN {dtype} scale with payload 0x7FFFFFFF: the host round-up keeps the NaN, the GPU "
+                             "kernel's integer add wraps it to -0.0 (x / -0.0 = -inf/+inf clamp to a/b)"))
+    # Two rules broken at once (a global for a one-level scheme, UE8M0 scales in 0.22.0-pre.3): the kernel launch
+    # counts the scale bindings before it asks the scale dtype for a round-up rule.
+    st = Setup("block", block_dtype="UE8M0")
+    out.append(_q("quantize/q8s/block/ue8m0-and-global", st, st.x_from(ties("Q8S", 0)), api="backend",
+                  **{"global": f32(2.0)}, spec=("§5.4", "§8 #12", "§8 #24", "§8 #60"),
+                  reason="UE8M0 block scales and a global for a one-level scheme: each backend reports the check "
+                         "it makes first"))
+    # A bf16 tensor with F16 scales that saturate: the device round-up returns 65504 in the input dtype (bf16 ->
+    # 65536) before the cast to the f16 storage, which overflows to +inf; the host stores 65504.
+    x = (f32(ties("Q8S", 0)).reshape(SHAPE) * np.float32(70000.0)).astype(ml_dtypes.bfloat16)
+    st = Setup("tensor", scales=[70000.0])
+    st.scheme = scheme("Q8S", tensor="F16")
+    out.append(_q("quantize/q8s/tensor/bf16-input-f16-scale-saturates", st, x,
+                  scales=st.scales.astype(ml_dtypes.bfloat16), spec=("§4.1", "§5.4"),
+                  reason="a bf16 input whose F16 scale saturates at 65504: the GPU casts the rounded scale back to "
+                         "bf16 (65536) before storing it as f16 (+inf)"))
     return out
 
 
@@ -341,6 +378,52 @@ def _scheme_support() -> list:
     out.append(_q("quantize/q8s/tensor/ue4m3-subnormal-scale", st, st.x_from(ties("Q8S", 0)),
                   tags=("class:ue4m3-subnormal-scale",), spec=("§4.1", "§5.2"),
                   reason="a per-tensor UE4M3 scale of 0.003 is stored as 2*2^-9"))
+    return out + _shared_encoder()
+
+
+# burn-flex 0.23.0-pre.1 encodes every value through one function, `QuantCodes::encode_all`
+# (burn-flex-0.23.0-pre.1/src/quant_codes.rs:20-43): `(x / s).clamp(min, max)`, then integers rounded half to even
+# by the 1.5 * 2^23 shift (:72-76) and E4M3/E5M2/E2M1 converted by burn's own fp8/fp4 types, the code being the
+# format's bits. Each vector below has scale 1 (or a power of two), so x/s is exact and the hand-worked codes are
+# the spec of the conversion itself.
+_NEG_NAN = from_bits([0xFFC00000])[0]
+_NAN_PAYLOAD = from_bits([0x7FE00000])[0]
+
+
+def _shared_encoder() -> list:
+    tensor = Setup("tensor", scales=[1.0])
+    out = [_q("quantize/q8s/tensor/half-even-shift", tensor,
+              f32(2.5, 3.5, -126.5, 1.4, 1e9, -1e9, 0.5, -0.5, 1.5, -1.5, 126.5, -2.5, 0.49999997, 4.5, -4.5, 127.5),
+              api="backend", spec=("§5.3", "§11"),
+              reason="flex 0.23.0-pre.1 clamps x/s, then rounds half to even (quant_codes.rs:41,72-76): 2.5 -> 2, "
+                     "3.5 -> 4, -126.5 -> -126, 127.5 -> 127; burn 0.22 CPU backends round half away (3, 4, -127)")]
+    out.append(_q("quantize/q8s/tensor/infinite-scaled", Setup("tensor", scales=[1e-3]),
+                  f32([np.inf, -np.inf, 3e38, -3e38, 1.0, -1.0, 0.127, -0.127] * 2), api="backend",
+                  tags=("class:inf",), spec=("§5.3", "§11"),
+                  reason="x/s = ±inf (an infinite x, or 3e38 / 1e-3): flex 0.23.0-pre.1 clamps before its half-even "
+                         "shift (quant_codes.rs:25) and gets ±127, as every rounding-first CPU path does (the shift "
+                         "keeps ±inf and the clamp or the saturating `as i8` ends it at ±127)"))
+    minifloats = {
+        "E4M3": ([448, -2.5, 0.125, 1.0, -0.0, 3.5, -448, 64, 17, 19, 2.0**-9, 2.0**-10, 0.3, 1e6, -1e6, 470],
+                 ("E4M3 by burn's e4m3 type (quant_codes.rs:27-28): 17 -> 16 and 19 -> 20 (ties to even), 2^-10 -> 0, "
+                 "1e6 and 470 clamped to 448 first (bits 0x7E); 0.22 flex rounds to integers and clips them to i8")),
+        "E5M2": ([57344, 1e6, -1e6, 1.0, 2.0**-16, 1.125, 1.375, -0.0, 3.0, 0.1, 61440, 2.0**-17, 2.5, -7, 100, 57343],
+                 ("E5M2 by burn's e5m2 type: 1.125 -> 1, 1.375 -> 1.5 (ties to even), 2^-17 -> 0, 1e6 and 61440 "
+                 "clamped to 57344 (0x7B), never infinity")),
+        "E2M1": ([0.3, 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.0, 2.4, 100, -100, -6.5, 0.5, -3.0, 6.0],
+                 ("E2M1 by burn's e2m1 type (burn's own test values, quant_codes.rs:137-175): 0.25 -> 0, 0.75 -> 1, "
+                 "2.5 -> 2, 5 -> 4; -0 is code 0x8 and -3 is 0xD: an E2M1 code is its nibble, never sign-extended")),
+    }
+    for value, (x, why) in minifloats.items():
+        st = Setup("tensor", value, scales=[1.0])
+        out.append(_q(f"quantize/{value.lower()}/tensor/minifloat-codes", st, f32(x), api="backend",
+                      spec=("§5.3", "§11"), reason=why))
+        nan = f32([np.nan, _NEG_NAN, _NAN_PAYLOAD, 1.0, -1.0, 0.5, 2.0, -0.0] * 2)
+        out.append(_q(f"quantize/{value.lower()}/tensor/nan-code", st, nan, api="backend", tags=("class:nan",),
+                      spec=("§5.3", "§11"),
+                      reason="a NaN through burn's minifloat conversions (float8 0.7 convert_to_fp8, cubecl-common "
+                             "fp4/cvt.rs): E4M3 0x7F with the NaN's sign, E5M2 0x7E | its top mantissa bits with "
+                             "its sign, E2M1 +6 (0x7); 0.22 flex stores code 0"))
     return out
 
 

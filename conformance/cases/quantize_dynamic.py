@@ -218,6 +218,14 @@ def _shape_cases() -> list:
                    f32([1e-4, -2e-4, 5e-5, 0.0, 3.0, -1.0, 2.0, 0.5]), tags=("class:ue4m3-subnormal-scale",),
                    spec=("§4.1",), reason="one-level UE4M3: a tiny block's scale rounds up to the smallest "
                                           "subnormal 2^-9"))
+    ramp = np.sin(np.arange(128, dtype=np.float32) * np.float32(0.37)).astype(np.float32).reshape(4, 32)
+    for name, store in (("e2m1-packed", ("PackedU32", 0)), ("e2m1-packed-native", ("PackedNative", 0))):
+        out.append(case(f"quantize_dynamic/{name}/block-32-ue8m0/mxfp4-ramp", "quantize_dynamic",
+                        {"scheme": scheme("E2M1", store=store, block=[32], block_dtype="UE8M0")}, {"x": ramp},
+                        spec=("§5.3", "§11"),
+                        reason="MXFP4 (E2M1 codes, UE8M0 scales per 32) on burn's own test ramp sin(0.37 i) "
+                               "(burn-flex-0.23.0-pre.1 ops/qtensor.rs tests): 0.23 flex keeps the packed store and "
+                               "encodes real E2M1 codes; 0.22 flex rounds to integers"))
     return out
 
 

@@ -169,7 +169,10 @@ class Fuzzer:
             if shrink:
                 self.shrink(div)
             if out is not None:
-                div.written = self.write(div, Path(out))
+                try:
+                    div.written = self.write(div, Path(out))
+                except (OracleCrash, Undefined) as e:  # the divergence stays in the report, unwritten
+                    log(f"[case {div.first_index}] not written as a vector: {e}")
         return report
 
     def _drawn(self, indices, seconds, start):

@@ -36,11 +36,9 @@ pub fn hello<T: Target>() -> Value {
             "output_dtypes": FLOAT_DTYPES,
             // Narrowed per op (protocol.md, `per_op`): the parts of an op burn does not reach.
             "per_op": {
-                // `pack_i8s_to_u32s` packs 8-bit codes; burn has no CPU packer for 4/2-bit ones.
-                "pack_u32": {"values": ["Q8F", "Q8S", "E4M3", "E5M2"]},
-                // `unpack_q_to_i8s` is crate-private; `into_vec_i8` under PackedU32 reaches it only for
-                // 4/2-bit values (8-bit words are split as raw bytes, E* panic "Not yet supported").
-                "unpack_u32": {"values": ["Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"]},
+                // burn's CPU packer and the public path to its unpacker, per release (compat.rs).
+                "pack_u32": {"values": compat::PACK_VALUES},
+                "unpack_u32": {"values": compat::UNPACK_VALUES},
             },
         },
         "build": {
@@ -90,4 +88,25 @@ impl<T: Target> Backend for Harness<T> {
     fn run(&mut self, op: &str, params: &Value, inputs: &Tensors) -> Result<Output, Failure> {
         ops::run::<T>(op, params, inputs)
     }
+
+    /// After a panic (already answered), a device that no longer computes is replaced with a fresh
+    /// process, so the next request's outcome is its own (see `restart_fresh`).
+    fn after_failure(&mut self, failure: &Failure) {
+        if matches!(failure, Failure::Panic { .. }) && !ops::device_healthy::<T>() {
+            restart_fresh();
+        }
+    }
+}
+
+/// Replaces this process with a fresh copy of itself on the same stdin/stdout, so the next request
+/// meets a new device. One request is in flight at a time and its reply is already flushed, so no
+/// input is lost. A panic that leaves burn's device unusable is rare (burn-fusion's device thread
+/// poisons every later operation; the lean builds panic synchronously), but when it happens, a
+/// later request's error would otherwise be blamed on the wrong vector.
+fn restart_fresh() -> ! {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap_or_else(|_| std::env::args().next().unwrap_or_default().into());
+    let err = std::process::Command::new(&exe).exec();
+    eprintln!("[qconform-burn] device unusable after a panic and re-exec of {exe:?} failed: {err}");
+    std::process::exit(1)
 }

@@ -8,7 +8,7 @@ use burn_backend::Backend as BackendTrait;
 use burn_backend::ops::{FloatTensorOps, QTensorOps};
 use burn_backend::quantization::QuantizationParametersPrimitive;
 use burn_std::quantization::{
-    Calibration, QuantScheme, QuantStore, QuantValue, QuantizedBytes, ScaleDtype, pack_i8s_to_u32s,
+    Calibration, QuantScheme, QuantStore, QuantValue, QuantizedBytes, ScaleDtype,
     params_shape, quantizable, scale_size,
 };
 use burn_std::{Bytes, DType, FloatDType, Shape, TensorData, bf16, f16};
@@ -234,6 +234,16 @@ fn scale_region_scheme(dtype: ScaleDtype) -> QuantScheme {
         .per_block([1u8], dtype)
 }
 
+/// After a panic: does the device still compute? One small element-wise kernel and a read-back
+/// (`[1, -2] * 2 = [2, -4]`), itself guarded, so a poisoned device answers `false`.
+pub fn device_healthy<T: Target>() -> bool {
+    qconform_protocol::catch(|| {
+        let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, -2.0], [2]), &T::device());
+        Ok(t.mul_scalar(2.0).into_data().iter::<f32>().collect::<Vec<_>>() == [2.0, -4.0])
+    })
+    .unwrap_or(false)
+}
+
 // ------------------------------------------------------------------------------------------------
 // The ops
 // ------------------------------------------------------------------------------------------------
@@ -445,17 +455,15 @@ fn from_bytes(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     Ok(Output::tensors(quantized_outputs(data, true)?))
 }
 
-/// `pack_i8s_to_u32s` (8-bit values). burn 0.22.0-pre.3 has no CPU packer for 4/2-bit values.
+/// burn's packer for `value` (`compat::pack_u32`: `pack_i8s_to_u32s` for 8-bit values up to 0.22.1,
+/// `QuantizedBytes::new` under `PackedU32(0)` for every value from 0.23.0-pre.1).
 fn pack_u32(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let value = value_param(params)?;
     let (codes, _) = i8_input(inputs, "codes")?;
-    if value.size_bits() != 8 {
-        return fail(
-            "harness.unreachable",
-            format!("burn's CPU crates have no packer for {value:?} (pack_i8s_to_u32s takes 8-bit values; the 4/2-bit pack_q is a GPU kernel)"),
-        );
-    }
-    let words = pack_i8s_to_u32s(codes);
+    let words = match compat::pack_u32(codes, value) {
+        Ok(words) => words,
+        Err(why) => return fail("harness.unreachable", why),
+    };
     Ok(Output::tensors(vec![("words".into(), Arr::u32(vec![words.len()], &words))]))
 }
 

@@ -1,0 +1,24 @@
+//! qconform harness on burn-cuda (features: `cuda`): needs an NVIDIA GPU and the CUDA toolkit
+//! (scripts/gpu-check.sh); never built in CI.
+
+use burn_cuda::{Cuda, CudaDevice};
+
+struct CudaTarget;
+
+impl qconform_burn::Target for CudaTarget {
+    type B = Cuda;
+    const NAME: &'static str = "burn-cuda";
+    const BACKEND: &'static str = "cuda";
+
+    fn device() -> burn_tensor::Device {
+        burn_tensor::Device::cuda(0usize)
+    }
+
+    fn backend_device() -> CudaDevice {
+        CudaDevice { index: 0 }
+    }
+}
+
+fn main() {
+    qconform_burn::main::<CudaTarget>()
+}

@@ -1,0 +1,26 @@
+//! qconform harness on burn-wgpu with wgpu's automatic shader compiler (features: `wgpu`).
+//! Built without the `vulkan` feature, the compiler is WGSL on every adapter (on Linux: Vulkan,
+//! e.g. Mesa's lavapipe); see docs/burn-harness.md, "GPU route".
+
+use burn_tensor::DeviceKind;
+use burn_wgpu::{Wgpu, WgpuDevice};
+
+struct WgpuTarget;
+
+impl qconform_burn::Target for WgpuTarget {
+    type B = Wgpu;
+    const NAME: &'static str = "burn-wgpu";
+    const BACKEND: &'static str = "wgpu";
+
+    fn device() -> burn_tensor::Device {
+        burn_tensor::Device::wgpu(DeviceKind::DefaultDevice)
+    }
+
+    fn backend_device() -> WgpuDevice {
+        WgpuDevice::DefaultDevice
+    }
+}
+
+fn main() {
+    qconform_burn::main::<WgpuTarget>()
+}
