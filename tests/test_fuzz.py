@@ -69,6 +69,33 @@ def test_every_mutant_is_found_and_named(name):
     pytest.fail(f"5000 cases did not find mutant {name}")
 
 
+LAYOUT_MUTANTS = ("grid-not-permuted", "block-dims-not-permuted", "scales-not-sliced", "view-in-storage-order")
+
+
+@pytest.mark.parametrize("name", LAYOUT_MUTANTS)
+def test_layout_mutants_are_found_and_named_by_the_layout_strategies(name):
+    f = engine.Fuzzer(f"mutant:{name}", seed=1, ops=["qlayout", "quantize_view"])
+    try:
+        for i in range(5000):
+            case, _ = f.draw(i)
+            verdict, sig = f.judge(case)
+            if sig is not None and "oracle crashed" not in sig:
+                assert f"mutant {name}" in verdict.diagnosis["matches"], sig
+                return
+    finally:
+        f.close()
+    pytest.fail(f"5000 layout cases did not find mutant {name}")
+
+
+def test_layout_ops_are_opt_in():
+    from conformance.fuzz.strategies import DEFAULT_OPS, OPT_IN
+    assert set(OPT_IN) <= set(OPS) and not set(OPT_IN) & set(DEFAULT_OPS)
+    drawn = {draw_case(RandomDraw(f"9:{i}"), NDARRAY).op for i in range(400)}
+    assert not drawn & set(OPT_IN)
+    both = {draw_case(RandomDraw(f"9:{i}"), NDARRAY, list(OPT_IN)).op for i in range(50)}
+    assert both == set(OPT_IN)
+
+
 def test_shrink_and_repro(tmp_path):
     f = engine.Fuzzer("mutant:ties-even", seed=1, ops=["quantize"])
     report = f.run(cases=400, out=tmp_path, log=lambda m: None)
