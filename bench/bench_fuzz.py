@@ -23,9 +23,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.backends import open_backend  # noqa: E402
-from conformance.fuzz import engine  # noqa: E402
-from conformance.fuzz.strategies import RandomDraw, draw_case  # noqa: E402
+from conformance.backends import open_backend
+from conformance.fuzz import engine
+from conformance.fuzz.strategies import RandomDraw, draw_case
 
 BINARIES = ("qconform-burn-pre3-ndarray", "qconform-burn-pre3-flex", "qconform-burn-0_22_1-ndarray",
             "qconform-burn-0_22_1-flex")

@@ -68,7 +68,8 @@ STATUS = Choice(
     "status",
     proven="its real build passes the whole golden suite (exact messages) and survives the fuzzer on fresh random "
            "inputs",
-    suite_passing="its real build passes the whole golden suite with exact messages; the fuzzer has not run yet",
+    suite_passing="its real build passes the whole golden suite with exact messages; the fuzzer has not run on it "
+                  "or still finds divergences",
     modelled="read from burn's source, not run: no build of this backend has been judged against it",
 )
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from .blocks import BlockLayout, layout_of
 from .calibration import compute_range
-from .codec import encode_scales
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
+from .codec import encode_scales
 from .encode import encode
 from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -27,16 +26,15 @@ import numpy as np
 
 import oracle
 
-from ..cases import Case
 from .. import diagnose
+from ..cases import Case
 from ..compare import FAILED
 from ..generate import PROFILES, CaseError, UndefinedCase, _canonical_json, expect
-from ..protocol import Error, Fault, Result
+from ..protocol import Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..vectors import Expected, Vector, vector_id, write_suite
 from .strategies import DataDraw, FuzzCase, RandomDraw, draw_case
-
 
 UNDEFINED = object()  # the verdict of a case whose behaviour the profile leaves undefined
 
@@ -303,8 +301,8 @@ class FuzzReport:
 
     def lines(self) -> list[str]:
         rate = self.cases / self.seconds if self.seconds else 0.0
-        out = [f"qconform fuzz: {self.cases} cases in {self.seconds:.1f} s ({rate:,.0f}/s), seed {self.seed}, "
-               f"backend {self.backend}, profile {self.profile}",
+        out = [(f"qconform fuzz: {self.cases} cases in {self.seconds:.1f} s ({rate:,.0f}/s), seed {self.seed}, "
+               f"backend {self.backend}, profile {self.profile}"),
                "  " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))]
         if not self.divergences:
             out.append("  no divergence")

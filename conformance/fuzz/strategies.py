@@ -538,6 +538,11 @@ def _slice_step(d, shape: tuple) -> dict:
     return {"op": "slice", "ranges": ranges}
 
 
+def _select_step(d, shape):
+    dim = d.integer(0, len(shape) - 1)
+    return {"op": "select", "dim": dim, "indices": [d.integer(0, shape[dim] - 1) for _ in range(d.integer(1, 4))]}
+
+
 def _gather_step(d, shape: tuple) -> dict:
     dim = d.integer(0, len(shape) - 1)
     index_shape = list(shape)
@@ -572,8 +577,7 @@ _STEP_DRAWS: dict[str, Callable] = {
     "flip": lambda d, shape: {"op": "flip", "axes": sorted({d.integer(0, len(shape) - 1)
                                                            for _ in range(d.integer(1, len(shape)))})},
     "slice": _slice_step,
-    "select": lambda d, shape: (lambda dim: {"op": "select", "dim": dim, "indices": [
-        d.integer(0, shape[dim] - 1) for _ in range(d.integer(1, 4))]})(d.integer(0, len(shape) - 1)),
+    "select": _select_step,
     "gather": _gather_step,
     "repeat_dim": lambda d, shape: {"op": "repeat_dim", "dim": d.integer(0, len(shape) - 1),
                                     "times": d.integer(1, 3)},
