@@ -7,7 +7,8 @@ disagree on some vectors so that 'answering with the other profile' is a detecta
 import ml_dtypes
 import numpy as np
 
-from conformance.vectors import write_suite
+from conformance.runner import Runner
+from conformance.vectors import load_suite, write_suite
 from oracle import Stages
 
 A, B = "test/a", "test/b"
@@ -59,3 +60,12 @@ def vectors():
 def write(folder, vecs=None):
     write_suite(folder, vecs if vecs is not None else vectors(), suite="test", profiles=[A, B])
     return folder
+
+
+def run(suite_dir, spec=None, backend=None, **kw):
+    """Every verdict of the suite at ``suite_dir`` through a Runner, by alias (the runner closed after)."""
+    r = Runner(load_suite(suite_dir), spec or "given", backend=backend, **kw).start()
+    try:
+        return {v.alias: v for v in r.run_all()}
+    finally:
+        r.close()

@@ -10,20 +10,13 @@ import numpy as np
 import pytest
 import suites
 from lookup_backend import LookupBackend
+from suites import run
 
 from conformance.backends import BackendStartError, open_backend
 from conformance.backends.python import PythonBackend
 from conformance.compare import FAILED, PASSED
 from conformance.runner import Runner, RunnerError
 from conformance.vectors import load_suite
-
-
-def run(suite_dir, spec=None, backend=None, **kw):
-    r = Runner(load_suite(suite_dir), spec or "given", backend=backend, **kw).start()
-    try:
-        return {v.alias: v for v in r.run_all()}
-    finally:
-        r.close()
 
 
 def all_pass(verdicts):

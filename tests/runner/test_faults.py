@@ -16,6 +16,7 @@ import tracemalloc
 import pytest
 import suites
 from lookup_backend import raw_blob
+from suites import run
 
 from conformance.backends import open_backend
 from conformance.backends.python import PythonBackend
@@ -25,14 +26,6 @@ from conformance.runner import Runner
 from conformance.vectors import VectorError, load_suite
 
 TIES = "quantize/q8s/ties"
-
-
-def run(suite_dir, spec=None, backend=None, **kw):
-    r = Runner(load_suite(suite_dir), spec or "given", backend=backend, **kw).start()
-    try:
-        return {v.alias: v for v in r.run_all()}
-    finally:
-        r.close()
 
 
 def cli(*args, env, cwd, timeout=60):
