@@ -288,8 +288,10 @@ def _tensor_lines(name: str, a: np.ndarray, indent: str = "    ") -> list[str]:
 
 def _same(a, b) -> bool:
     """Two profiles' expectations of a vector are the same (error, or outputs bit for bit and values)."""
-    if (a.error is None) != (b.error is None):
+    if (a.error is None) != (b.error is None) or a.undefined != b.undefined:
         return False
+    if a.undefined is not None:
+        return True
     if a.error is not None:
         return a.error == b.error
     from . import tensorio
@@ -318,6 +320,9 @@ def explain_text(vector, profiles: list[str] | None = None) -> str:
         out.append(f"  expected under {p}")
         if e.error is not None:
             out.append(f"    error {e.error['code']}: {e.error['message']!r}")
+            continue
+        if e.undefined is not None:
+            out.append(f"    undefined (does not apply): {e.undefined}")
             continue
         for name, a in e.outputs.items():
             out += _tensor_lines(name, a)

@@ -145,6 +145,8 @@ def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bo
 
 def expected_outcome(exp) -> Result | Error:
     """A vector's expectation under one profile, as the outcome a conforming backend returns."""
+    if exp.undefined is not None:
+        return Fault("undefined behaviour", exp.undefined)
     if exp.error is not None:
         return Error(exp.error["code"], exp.error["message"])
     return Result(exp.outputs, exp.values)

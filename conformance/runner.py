@@ -71,6 +71,10 @@ class Runner:
         why = self.backend.hello.capabilities.not_applicable(vector)
         if why:
             return self._verdict(vector, NOT_APPLICABLE, note=why)
+        undefined = vector.expected[self.profile].undefined
+        if undefined is not None:
+            return self._verdict(vector, NOT_APPLICABLE, note=f"burn's behaviour under {self.profile} is undefined: "
+                                                              f"{undefined}")
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
         try:

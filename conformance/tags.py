@@ -214,9 +214,12 @@ def outcome_tags(entries: dict[str, dict]) -> set[str]:
     tags = set()
     errors = [e["error"]["code"] for e in entries.values() if "error" in e]
     tags |= {f"panic:{code}" for code in errors}
+    defined = [e for e in entries.values() if "undefined" not in e]
     tags.add("outcome:error" if errors else "outcome:ok")
-    if len(errors) not in (0, len(entries)):
+    if len(errors) not in (0, len(defined)):
         tags.add("outcome:ok")
+    if len(defined) < len(entries):
+        tags.add("outcome:undefined")
     if len({_fingerprint(e) for e in entries.values()}) > 1:
         tags.add("profiles:disagree")
     return tags | invariant_tags(entries)
@@ -237,6 +240,8 @@ def invariant_tags(entries: dict[str, dict]) -> set[str]:
 
 
 def _fingerprint(e: dict) -> str:
+    if "undefined" in e:
+        return "undefined"
     if "error" in e:
         return "error:" + e["error"]["code"]
     h = hashlib.sha256()

@@ -47,13 +47,23 @@ class VectorError(ValueError):
 
 @dataclass(frozen=True)
 class Expected:
-    """What one profile expects of one vector: outputs (+ JSON values), or an error {code, message}."""
+    """What one profile expects of one vector: outputs (+ JSON values), an error {code, message}, or nothing
+    (``undefined``: why burn's behaviour under the profile is undefined, so the vector does not apply)."""
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict = field(default_factory=dict)
     compare: dict = field(default_factory=dict)
     stages: Stages = field(default_factory=Stages)
     """The oracle's stages of this expectation (the format's ``intermediates``), for diagnosis only."""
     error: dict | None = None
+    undefined: str | None = None
+
+
+def _spec_of(e: Expected) -> dict:
+    if e.undefined is not None:
+        return {"undefined": e.undefined}
+    if e.error is not None:
+        return {"error": e.error}
+    return {"outputs": e.outputs, "values": e.values, "compare": e.compare, "stages": e.stages}
 
 
 @dataclass
@@ -72,10 +82,7 @@ class Vector:
         """The form ``write_suite`` takes (used by ``qconform repro``)."""
         return {"id": self.id, "alias": self.alias, "op": self.op, "params": self.params,
                 "inputs": self.inputs, "tags": self.tags, "spec": self.spec, "reason": self.reason,
-                "expected": {p: ({"error": e.error} if e.error is not None else
-                                 {"outputs": e.outputs, "values": e.values, "compare": e.compare,
-                                  "stages": e.stages})
-                             for p, e in self.expected.items()}}
+                "expected": {p: _spec_of(e) for p, e in self.expected.items()}}
 
 
 @dataclass
@@ -291,6 +298,10 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
         if not (isinstance(err, dict) and isinstance(err.get("code"), str) and isinstance(err.get("message"), str)):
             fail(f"{where}.error must be {{code, message}} strings")
         return Expected(error=err)
+    if "undefined" in e:
+        if not isinstance(e["undefined"], str) or not e["undefined"].strip():
+            fail(f"{where}.undefined must say why (a string)")
+        return Expected(undefined=e["undefined"])
     outputs = refs(e.get("outputs", {}), f"{where}.outputs")
     values = e.get("values", {})
     compare = e.get("compare", {})
@@ -328,7 +339,8 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
     """Write a suite folder (manifest.json + shard-NNN.safetensors) and return the manifest.
 
     Each vector is a dict: ``alias, op, params, inputs: {name: ndarray}, expected: {profile: {"outputs":
-    {name: ndarray}, "values", "compare", "stages": oracle.Stages} | {"error": {code, message}}}``
+    {name: ndarray}, "values", "compare", "stages": oracle.Stages} | {"error": {code, message}} |
+    {"undefined": why}}``
     and optionally ``tags, spec, reason`` (``id`` is computed). Inputs are stored as ``<id>/<name>``;
     expected tensors once per content as ``t/<sha256 prefix>``. Output is deterministic for equal input.
     """
@@ -346,6 +358,9 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
             e = v["expected"][profile]
             if "error" in e:
                 entry["expected"][profile] = {"error": dict(e["error"])}
+                continue
+            if "undefined" in e:
+                entry["expected"][profile] = {"undefined": e["undefined"]}
                 continue
             out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
                    "values": e.get("values", {}), "compare": e.get("compare", {})}

@@ -56,6 +56,11 @@ class BlockLayout:
             stride *= self.blocks[dim]
         return block
 
+    def blocks_of(self, index: np.ndarray) -> np.ndarray:
+        """:meth:`block_of` of many row-major indices at once."""
+        coords = np.unravel_index(np.asarray(index, dtype=np.int64), self.shape)
+        return np.ravel_multi_index([c // b for c, b in zip(coords, self.block)], self.blocks).astype(np.int64)
+
     def split_shape(self) -> list[int]:
         """``[n0, b0, n1, b1, ...]``: the view in which each block is a sub-array (divisible shapes only)."""
         return [v for d, b in zip(self.shape, self.block) for v in (d // b, b)]
@@ -99,6 +104,59 @@ class WholeTensor:
 
     def spread(self, grid: np.ndarray) -> np.ndarray:
         return np.broadcast_to(self.per_element(grid), self.shape)
+
+    def element_view(self, x: np.ndarray) -> np.ndarray:
+        return x
+
+
+def kernel_scale_index(index: np.ndarray, shape: tuple[int, ...], block: BlockSize, scales_shape: tuple[int, ...]
+                       ) -> np.ndarray:
+    """Which scale of the given buffer burn-cubecl's ``BlockScaledLayout`` reads for the elements at row-major
+    ``index``: it walks the *scale tensor's* dims, last first, dividing ``index`` by the tensor's extent of the
+    same dim number and counting blocks with the scale tensor's strides (cubek-quant-0.3.0-pre.3
+    src/layout/scales.rs:144-160, built from the scale binding at quantize.rs:331, :342). When the scale tensor
+    has the tensor's rank (``params_shape``, what ``compute_q_params`` returns) that is the element's block;
+    ``Tensor::quantize`` takes its scales as a ``Tensor<1>``, so on a tensor of rank >= 2 it walks only dim 0:
+    element ``p`` reads scale ``(p mod shape[0]) // block[0]``."""
+    extents = block.to_dim_vec(len(shape))
+    strides = [math.prod(scales_shape[d + 1:]) for d in range(len(scales_shape))]
+    offs, read = np.asarray(index, dtype=np.int64), np.zeros(np.shape(index), dtype=np.int64)
+    for dim in reversed(range(len(scales_shape))):
+        offs, local = np.divmod(offs, shape[dim])
+        read += local // extents[dim] * strides[dim]
+    return read
+
+
+def kernel_block_start(index: np.ndarray, shape: tuple[int, ...], block: BlockSize, scales_shape: tuple[int, ...]
+                       ) -> np.ndarray:
+    """Whether ``BlockScaledLayout::is_block_start`` elects the unit at ``index`` to write its scale: the same
+    walk as :func:`kernel_scale_index` (scales.rs:179-194)."""
+    extents = block.to_dim_vec(len(shape))
+    offs, start = np.asarray(index, dtype=np.int64), np.ones(np.shape(index), dtype=bool)
+    for dim in reversed(range(len(scales_shape))):
+        offs, local = np.divmod(offs, shape[dim])
+        start &= local % extents[dim] == 0
+    return start
+
+
+class ScaleReads:
+    """A GPU kernel's layout: each element divided by the scale its unit read (a gather of per-read values), in
+    the interface of :class:`BlockLayout` the quantize pipeline uses."""
+
+    def __init__(self, shape: tuple[int, ...], read: np.ndarray, count: int):
+        self.shape, self.read, self.count = tuple(shape), read, count
+
+    def block_count(self) -> int:
+        return self.count
+
+    def divides(self) -> bool:
+        return True
+
+    def per_element(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(values)[self.read]
+
+    def spread(self, values: np.ndarray) -> np.ndarray:
+        return self.per_element(values)
 
     def element_view(self, x: np.ndarray) -> np.ndarray:
         return x

@@ -61,7 +61,8 @@ KERNEL = Choice(
     cpu="f32 arithmetic on the f32-converted input (burn-ndarray, burn-flex, §5.2-5.3)",
     gpu="burn-cubecl's kernel: divides and dequantizes in the tensor's own dtype (§5.4, §6)",
 )
-BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)")
+BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)",
+                 vulkan="burn-cubecl's kernels compiled to SPIR-V by burn-wgpu's Vulkan backend")
 
 # --- how much a profile is worth: what has been run against it -----------------------------------------------
 STATUS = Choice(
@@ -94,6 +95,7 @@ NAN_CODE = Choice(
     panic="ndarray's NumCast unwrap panics",
     zero="flex's `as i8` turns NaN into 0",
     hi="CUDA's max(min(x, hi), lo) returns hi",
+    lo="Mesa lavapipe's clamp returns the lower bound for NaN (driver-defined: SPIR-V's FClamp leaves NaN undefined)",
 )
 
 # --- scales ------------------------------------------------------------------------------------------------
@@ -140,9 +142,13 @@ QUANTIZE_CHECK = Choice(
     "quantize_checks",
     **{"ndarray.matrix": "ndarray quantizes Symmetric + Native with its value matrix only",
        "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
+       "cubecl.packed_upload": "4/2-bit PackedU32 data of one byte per value overflows the device's scale buffer",
+       "cubecl.scale_bindings": "one scale binding per level of the scheme",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",
        "cubecl.mode": "Symmetric only",
-       "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
+       "cubecl.native_store": "the native kernel launches a Native store only (E2M1 PackedNative is refused)",
+       "cubecl.block_divisibility": "the block's last given extent holds whole words (packed) or whole vectors "
+                                    "(Native)"},
 )
 
 # --- quantized tensors in motion (the routes live in layout.py) --------------------------------------------

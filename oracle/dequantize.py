@@ -22,6 +22,7 @@ from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
 from .stages import Stages
+from .support import check_loaded
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
@@ -50,6 +51,7 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
+    check_loaded(scheme, shape, profile)
     if not profile.observes_through_bytes:
         # The GPU splits the same bytes by size; its codes are the logical ones given.
         held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)

@@ -133,7 +133,8 @@ _SITES = [
               "Quantization not supported for scheme {scheme}",
               "§8 #26", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:169"),
     PanicSite("ndarray.nan_code", "unwrap_none", "",
-              "§8 #28", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:132"),
+              "§8 #28", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:132; the same text where "
+              "cubek-quant-0.3.0-pre.3/src/lib.rs:30 unwraps the last extent of a block of 1s (canonically empty)"),
     PanicSite("ndarray.block_count", "assert_eq",
               "Invalid per-block quantization: {count} blocks for a {shape} tensor with {block} blocks",
               "§8 #29", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:54"),
@@ -183,6 +184,18 @@ _SITES = [
     PanicSite("cubecl.q_flip", "panic", "not implemented",
               "§8 #48, §9.3", "burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:322 (`unimplemented!()` without a message; "
               "no GPU build ran it)"),
+    PanicSite("cubecl.empty_reduce", "unwrap_err", "ReduceAxisTooSmall {{ axis_length: 0, k: 1 }}",
+              "§2, §3.1", "burn-cubecl-0.22.0-pre.3/src/ops/tensor.rs:401, :416 (float_max / float_min unwrap the "
+              "refusal of an empty axis, src/kernel/reduce/base.rs:62-72; measured on lavapipe)"),
+    PanicSite("cubecl.range_outside_slice", "assert", "provided range was outside slice",
+              "§7.6", "wgpu-types-30.0.2/src/write_only.rs:826 (burn-cubecl's q_from_data, "
+              "burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:137-144, hands a 4/2-bit PackedU32 tensor's scale buffer "
+              "the bytes past its packed words; measured on lavapipe)"),
+    PanicSite("cubecl.reshape_nd_block", "unimplemented",
+              "Reshape of ND block-quantized tensor is not yet supported.",
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:344 (q_reshape; measured on lavapipe)"),
+    PanicSite("cubecl.reshape_split_block", "unimplemented", "Reshape would split a block across multiple rows.",
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:371 (q_reshape; measured on lavapipe)"),
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}",
               "§8 #59", "cubek-quant-0.3.0-pre.3/src/lib.rs:31"),
@@ -212,7 +225,8 @@ def panic(code: str, *, left: object = None, right: object = None, **fields: obj
 
 def _pattern(site: PanicSite) -> re.Pattern[str]:
     mark = "\0"  # stands for every placeholder; re.escape leaves it alone
-    whole = _wrap(site, re.sub(r"\{[a-z_]+\}", mark, site.template), mark, mark)
+    text = re.sub(r"\{[a-z_]+\}", mark, site.template).replace("{{", "{").replace("}}", "}")  # format's escapes
+    whole = _wrap(site, text, mark, mark)
     return re.compile(re.escape(whole).replace(mark, ".+?"), re.DOTALL)
 
 

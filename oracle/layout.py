@@ -71,10 +71,10 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
         "select": ("move", "private"),
         **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
-    # burn-cubecl ops/base.rs (spec §9.3, not run here): metadata moves; q_flip is unimplemented!(); the
-    # rest are trait defaults. Per-block reshape is modelled only where it keeps every block whole.
+    # burn-cubecl ops/base.rs (spec §9.3): metadata moves; q_flip is unimplemented!(); the rest are trait
+    # defaults. A per-block reshape refuses N-D blocks and 1-D blocks it would split (measured on lavapipe).
     "cubecl": {
-        "reshape": ("move", "move"), "transpose": ("move_grid", "move_grid"),
+        "reshape": ("move", "reshape_blocks"), "transpose": ("move_grid", "move_grid"),
         "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
@@ -193,6 +193,19 @@ def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True)
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
 
+def _refuse_block_reshape(held: QTensor, shape: list[int]) -> None:
+    """burn-cubecl's ``q_reshape`` of a block-quantized tensor (ops/base.rs:331-376): an N-D block refuses any
+    reshape but an unsqueeze; a 1-D block refuses a new last dim shorter than the block, unless there is one
+    block in all."""
+    dims, curr = held.scheme.block_size().dims, list(held.codes.shape)
+    new = len(shape) - len(curr)
+    unsqueeze = new > 0 and list(shape[new:]) == curr
+    if len(dims) > 1 and not unsqueeze and list(shape) != curr:
+        raise panic("cubecl.reshape_nd_block")
+    if len(dims) == 1 and shape[-1] < dims[0] and held.scales.size > 1:
+        raise panic("cubecl.reshape_split_block")
+
+
 def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
     """burn-flex's own ``QTensorOps::quantize_dynamic`` (``ops/qtensor.rs:67-142``), reached only from inside flex
     (its per-block layout ops). Per block ``alpha`` = the largest ``|x|``, folded from 0 with ``f32::max`` (a NaN is
@@ -248,11 +261,16 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
         return np.ascontiguousarray(apply(held, s))
     route = _route(s, held, profile)
     rank = held.codes.ndim
+    if route == "reshape_blocks":
+        _refuse_block_reshape(held, s["shape"])
+        route = "move"
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
-        return _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+        moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+        return QTensor(moved.codes, moved.scales, moved.global_scale,
+                       _follow_packing(moved.scheme, s, rank, profile))
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved

@@ -61,12 +61,13 @@ def _panic_code(default: str | None):
     return field(default=default, metadata={"check": check})
 
 
-def _dims_limit():
+def _dims_limit(default: int | None = None):
     def check(name, v):
-        if v is not None and (type(v) is not int or v < 1):
-            raise ProfileError(f"profile field {name!r}: {v!r} is neither None nor a positive int")
+        if (v is not None or default is not None) and (type(v) is not int or v < 1):
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a positive int"
+                               f"{'' if default is not None else ' (nor None)'}")
         return v
-    return field(default=None, metadata={"check": check})
+    return field(default=default, metadata={"check": check})
 
 
 def _text():
@@ -140,7 +141,16 @@ class Profile:
     output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
     """Float dtypes ``dequantize`` can produce."""
     quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
-    """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
+    """Named support checks run by ``B::quantize`` before any arithmetic, in the backend's order (see
+    ``oracle/support.py``)."""
+    load_width: int = _dims_limit(128)
+    """GPU device property: bits one vectorized load moves (cubecl ``HardwareProperties::load_width``: 128 on
+    wgpu and CUDA, cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:311, cubecl-cuda-0.11.0-pre.3/src/runtime.rs:153)."""
+    max_vector_size: int = _dims_limit(4)
+    """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu/Vulkan without
+    long vectors, runtime.rs:341; unbounded on CUDA, where the load width binds first). With ``load_width`` it
+    sets the vector width of a Native quantize kernel (``oracle.support.native_vector_width``), which the block's
+    last extent must be a multiple of and which decides the elements that share one scale read."""
     tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``ndarray.matrix`` accepts for a per-tensor scheme (store Native, mode Symmetric)."""
     block_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
@@ -175,11 +185,16 @@ class Profile:
     """ndarray's quantize builds ``TensorData::quantized``, so its byte-level asserts fire at quantize time."""
     checks_qtensor: bool = _flag()
     """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
+    from_data_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Support checks ``q_from_data`` runs on the scheme of data it loads (burn-cubecl allocates the tensor with
+    ``new_quantized``, which refuses Native sub-byte values and non-E2M1 PackedNative as at quantize time)."""
     from_data_panic: str | None = _panic_code(None)
     """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
     observes_through_bytes: bool = _flag(True)
-    """A user reads a CPU tensor back through its ``TensorData`` bytes; the GPU profile answers with its
-    logical parts (its packed words are not modelled)."""
+    """A user reads a CPU tensor back through its ``TensorData`` bytes; a GPU tensor's bytes are its device
+    buffers (packed words, scales in their storage type), which ``into_vec_i8`` decodes to the codes it holds, so
+    the GPU profiles answer with the logical parts, after the reader's refusals of a store (measured on
+    lavapipe: fp8 in PackedU32, a PackedU32 dim other than 0, PackedNative)."""
     asserts_whole_blocks: bool = _flag()
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
     empty_range_panic: str = _panic_code("range.empty_flex")
@@ -278,10 +293,31 @@ _CUBECL = Profile(
     zero_scale="none",
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
-    quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
+    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
+                     "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
+    from_data_checks=("cubecl.storage", "cubecl.packed_upload"),
+    moves_packing_dim=True,  # a GPU tensor keeps its store; permute moves its packed dim (ops/base.rs:150-160)
     observes_through_bytes=False,
     layout="cubecl",
+    max_vector_size=255,  # CUDA: VectorSize::MAX, so the 128-bit load width decides
+)
+
+# burn-wgpu's Vulkan backend (burn's `vulkan` feature): the same burn-cubecl kernels, compiled to SPIR-V, run on
+# Mesa's lavapipe. SPIR-V's `GLSL.std.450 Round` leaves the direction of a .5 tie to the driver: Mesa rounds half
+# to even, a real GPU's driver may not, so this profile describes SPIR-V *on Mesa*, not SPIR-V.
+_VULKAN = _CUBECL.with_(
+    name="burn-0.22.0-pre.3/vulkan",
+    description="burn-cubecl kernels as SPIR-V on Mesa lavapipe (burn-wgpu `vulkan`): ties to even as Mesa "
+                "rounds them (GLSL.std.450 Round leaves ties to the driver; real GPUs may differ), NaN -> the "
+                "range's low end (lavapipe's clamp); Native Q8 & fp8 (fp8 converted in software)",
+    backend="vulkan",
+    nan_code="lo",
+    empty_range_panic="cubecl.empty_reduce",
+    empty_max_panic="cubecl.empty_reduce",
+    max_vector_size=4,  # wgpu's Vulkan device without long vectors (cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341)
+    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
+                     "cubecl.native_store", "cubecl.block_divisibility"),
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
@@ -315,8 +351,8 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,
-                                                     _FLEX_0_23_0_PRE_1)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _NDARRAY_0_22_1,
+                                                     _FLEX_0_22_1, _FLEX_0_23_0_PRE_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 

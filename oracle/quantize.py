@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import BlockLayout, layout_of
+from .blocks import BlockLayout, ScaleReads, kernel_block_start, kernel_scale_index, layout_of
 from .calibration import compute_range
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
 from .codec import encode_scales
@@ -33,10 +33,10 @@ from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
 from .rounding import dtype_name
-from .scales import effective_scales, stored_scales
+from .scales import effective_scales, kernel_scales, stored_scales
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
-from .support import check_quantize
+from .support import check_quantize, native_vector_width
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
@@ -46,9 +46,11 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x, scales, global_scale)
+    scales = np.asarray(scales)
     if checked:
         tensor_checks(scheme, global_scale)
-    return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+        scales = scales.ravel()  # Tensor::quantize takes its scales as a Tensor<1>
+    return _quantize(x, scheme, scales, global_scale, prof, stages)
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profile = DEFAULT_PROFILE,
@@ -104,8 +106,7 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
 def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
               profile: Profile, stages: Stages | None) -> QTensor:
     kernel = KERNELS[profile.kernel]
-    held, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
-    grid = held[: layout.block_count()]
+    held, grid, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
     dividend, effective = kernel.operands(x, effective_scales(grid, glob, profile), glob is None, profile)
     divide_block, divisor = TWO_LEVEL_DIVISIONS[profile.two_level_division](
         lambda values: _spread(values, layout, scheme, profile), grid, glob, effective, profile)
@@ -228,13 +229,13 @@ def _admit_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if scheme.block_size() is None:
         if stored.size == 0:
             raise panic("scale.index_out_of_bounds", len=0, index=0)
-        return _held(stored, scheme, profile), glob, layout
+        return _held(stored, scheme, profile), stored[:1], glob, layout
     if scheme.is_two_level() and glob is None and profile.requires_two_level_global:
         raise panic("quantize.two_level_without_global")
     if profile.asserts_whole_blocks and not layout.divides():
         raise panic("flex.block_not_whole", shape=shape_debug(x.shape), block=scheme.block_size().debug())
     _check_block_count(layout, stored, x.shape, scheme, profile)
-    return stored, glob, layout
+    return stored, stored[: layout.block_count()], glob, layout
 
 
 def _check_block_count(layout: BlockLayout, stored: np.ndarray, shape, scheme: QuantScheme,
@@ -259,23 +260,62 @@ def _first_missing_block(layout: BlockLayout, count: int) -> int:
 
 def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
                profile: Profile):
-    """burn-cubecl (§5.4, very likely): the launch checks; the scales are rounded in the kernel; a scale buffer
-    shorter than the blocks is read out of bounds (undefined behaviour)."""
+    """burn-cubecl (§5.4): the launch checks (the scale bindings counted among them), then the kernel: each unit
+    (a packed word, or a vector of a Native store) reads one scale through the scale binding's own layout
+    (``oracle.blocks.kernel_scale_index``), rounds it (``oracle.scales.kernel_scales``) and divides its elements
+    by it; the units that layout elects write their scale into the tensor's own grid, exactly one per block
+    (``params_shape``: extra scales are not kept). Reading past the scale buffer, and a block that no unit or
+    units with different scales write, are undefined (the order of racing writes is the device's)."""
     if global_scale is not None and np.asarray(global_scale).dtype != np.float32:
         dt = dtype_name(np.asarray(global_scale).dtype).upper()
         raise panic("cubecl.global_tensor_not_f32", dtype=dt, left=dt, right="F32")
-    check_quantize(scheme, x.shape, profile)
-    bindings = 1 + (global_scale is not None)
-    if bindings != scheme.num_levels():
-        raise panic("cubecl.scale_bindings", levels=scheme.num_levels(), bindings=bindings)
-    stored = stored_scales(scales.astype(np.float32).ravel(), scheme.scale_dtype(), profile)
+    check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None), itemsize=x.dtype.itemsize)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
+    if glob is not None and glob.size == 0:
+        raise UndefinedBehaviour("the kernel reads the global scale from an empty buffer: out of bounds")
+    rounded = kernel_scales(scales, x.dtype, scheme.scale_dtype())
     layout = layout_of(x.shape, scheme)
-    needed = layout.block_count()
-    if stored.size < needed or (glob is not None and glob.size == 0):
-        raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
-                                 f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
-    return _held(stored, scheme, profile), glob, layout
+    width = _unit_width(x, scheme, profile)
+    units = np.arange(0, math.prod(x.shape), width)
+    size = scheme.block_size()
+    if size is None:
+        read, elected, block = np.zeros_like(units), units == 0, np.zeros_like(units)
+    else:
+        if scales.ndim > x.ndim:
+            raise UndefinedBehaviour(f"a rank-{scales.ndim} scale tensor for a rank-{x.ndim} tensor: the scale "
+                                     "layout indexes past the tensor's dims (not observed)")
+        read = kernel_scale_index(units, x.shape, size, scales.shape)
+        elected = kernel_block_start(units, x.shape, size, scales.shape)
+        block = layout.blocks_of(units)
+    if read.size and read.max() >= rounded.size:
+        raise UndefinedBehaviour(f"the kernel reads scale {read.max()} of a buffer holding {rounded.size}: out "
+                                 "of bounds")
+    held = _written(rounded[read[elected]], block[elected], layout.block_count())
+    reads = ScaleReads(x.shape, np.repeat(read, width)[: math.prod(x.shape)]
+                       .reshape(x.shape), rounded.size)
+    return held, rounded, glob, reads
+
+
+def _unit_width(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> int:
+    """The elements one kernel unit quantizes with one scale read: a packed word's values, or a Native vector."""
+    if scheme.store.kind == "PackedU32":
+        return scheme.num_quants()
+    return native_vector_width(x.shape, x.dtype.itemsize, profile)
+
+
+def _written(values: np.ndarray, blocks: np.ndarray, count: int) -> np.ndarray:
+    """The scale grid after the elected units wrote ``values`` into ``blocks``: every block written, and by
+    units that agree (bit for bit), or the result is the device's race."""
+    held = np.full(count, np.nan, dtype=np.float32)
+    seen = np.zeros(count, dtype=bool)
+    for value, b in zip(values, blocks):
+        if seen[b] and held[b:b + 1].view(np.uint32)[0] != np.float32(value).view(np.uint32):
+            raise UndefinedBehaviour(f"block {b}'s scale is written by units that read different scales: a race")
+        held[b], seen[b] = value, True
+    if not seen.all():
+        raise UndefinedBehaviour(f"no kernel unit writes the scale of block {int(np.argmin(seen))}: the stored "
+                                 "scale is uninitialized memory")
+    return held
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):
@@ -302,7 +342,8 @@ def _through_input_dtype(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
 @dataclass(frozen=True)
 class Kernel:
     admit: Callable
-    """The checks, in the backend's order → (held scales, global, layout)."""
+    """The checks, in the backend's order → (held scales, the scales the division reads, global, the layout
+    that spreads those over the elements)."""
     operands: Callable
     """(x, effective per block, one-level?, profile) → the dividend and divisor in the division dtype."""
     settle: Callable

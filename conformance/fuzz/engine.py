@@ -29,7 +29,7 @@ import oracle
 from .. import diagnose
 from ..cases import Case
 from ..compare import FAILED
-from ..generate import PROFILES, CaseError, UndefinedCase, _canonical_json, expect
+from ..generate import PROFILES, CaseError, _canonical_json, expect
 from ..protocol import Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
@@ -113,10 +113,10 @@ class Fuzzer:
         for p in profiles or [self.profile]:
             try:
                 expected[p] = Expected(**expect(c, p))
-            except UndefinedCase as e:
-                raise Undefined(str(e)) from None
             except CaseError as e:
                 raise OracleCrash(str(e)) from None
+            if expected[p].undefined is not None:
+                raise Undefined(f"case {c.alias!r} under {p}: {expected[p].undefined}")
         vid = vector_id(c.op, c.params, c.inputs) if canonical else "fuzz"
         return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
 

@@ -1,0 +1,130 @@
+"""burn-cubecl's quantize kernel as the GPU profiles model it (cubek-quant 0.3.0-pre.3, cubecl-std 0.11.0-pre.3):
+which scale each element reads, what the kernel makes of a scale, and the vector width of a Native kernel.
+
+Every expected number is worked out by hand in the comment next to it (bit patterns, index arithmetic), not
+read off the oracle. The behaviours were measured on Mesa lavapipe through the SPIR-V build
+(docs/findings.md, "SPIR-V on lavapipe").
+"""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import oracle as o
+from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle.blocks import kernel_block_start, kernel_scale_index
+from oracle.errors import UndefinedBehaviour
+from oracle.scales import kernel_scales, reinterpret
+from oracle.scheme import BlockSize
+from oracle.support import native_vector_width
+
+VULKAN = "burn-0.22.0-pre.3/vulkan"
+CUBECL = "burn-0.22.0-pre.3/cubecl"
+
+
+def f32_bits(x) -> list[int]:
+    return np.asarray(x, dtype=np.float32).view(np.uint32).ravel().tolist()
+
+
+# --- which scale an element reads (cubek-quant src/layout/scales.rs:144-194) ---------------------------------
+
+def test_scales_of_the_tensors_rank_read_each_elements_block():
+    # [2, 8] in blocks [1, 4]: scale grid [2, 2]; element 13 = row 1, column 5 -> block (1, 1) = 3
+    idx = kernel_scale_index(np.arange(16), (2, 8), BlockSize([4]), (2, 2))
+    assert idx.tolist() == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+
+
+def test_flat_scales_walk_only_dim_0():
+    # Tensor::quantize's Tensor<1> scales: p reads (p mod shape[0]) // block[0] = p mod 2 for [2, 8], block [1, 8]
+    idx = kernel_scale_index(np.arange(16), (2, 8), BlockSize([8]), (2,))
+    assert idx.tolist() == [0, 1] * 8
+    # and every position counts as a block start (p mod 2 is always a multiple of the extent 1)
+    assert kernel_block_start(np.arange(16), (2, 8), BlockSize([8]), (2,)).all()
+
+
+def test_flat_scales_of_a_rank_1_tensor_are_right():
+    # rank 1: dim 0 is the only dim, so the walk is the true one: [8] in blocks [4] -> 0,0,0,0,1,1,1,1
+    assert kernel_scale_index(np.arange(8), (8,), BlockSize([4]), (2,)).tolist() == [0] * 4 + [1] * 4
+
+
+def test_a_packed_q4s_tensor_quantized_through_the_tensor_api_reuses_row_0s_scale():
+    # [2, 8] Q4S PackedU32, per_block([8]), scales [0.25, 0.5]: one word per row; word 1 starts at element 8,
+    # which reads scale 8 mod 2 = 0 (0.25): row 1 = [1.0, -1.0, ...] / 0.25 = [4, -4], not / 0.5 = [2, -2]
+    scheme = QuantScheme.from_json({"value": "Q4S", "store": {"PackedU32": 0}, "mode": "Symmetric",
+                                    "tensor": None, "block": {"size": [8], "dtype": "F32"}})
+    x = np.array([[0.25, -0.25] * 4, [1.0, -1.0] * 4], dtype=np.float32)
+    qt = o.quantize(x, scheme, np.array([0.25, 0.5], dtype=np.float32), profile=VULKAN, checked=True)
+    assert qt.codes.tolist() == [[1, -1] * 4, [4, -4] * 4]
+    assert f32_bits(qt.scales) == [0x3E800000, 0x3E800000]  # both blocks hold 0.25
+
+
+def test_racing_scale_writes_are_undefined():
+    # [3, 6] in blocks [2, 4] with flat scales; f32 rows of 6 -> vectors of 2 (6 % 4 != 0). Units at 0 and 2 both
+    # write block (0, 0): unit 0 reads scale (0 mod 3) // 2 = 0, unit 2 reads (2 mod 3) // 2 = 1
+    scheme = QuantScheme.from_json({"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+                                    "block": {"size": [2, 4], "dtype": "F32"}})
+    with pytest.raises(UndefinedBehaviour, match="race"):
+        o.quantize(np.ones((3, 6), np.float32), scheme, np.array([1, 2, 3, 4], np.float32), profile=VULKAN,
+                   checked=True)
+
+
+# --- what the kernel makes of a scale (quantize.rs:89-108, cubecl-std quant/round.rs) --------------------------
+
+def test_f32_scales_of_an_f16_input_are_read_as_f16_halves():
+    # 0.25f32 = 0x3E800000, little-endian halves 0x0000 (0.0) and 0x3E80 (1.625); 0.5f32 = 0x3F000000 -> 0.0, 1.75
+    read = reinterpret(np.array([0.25, 0.5], np.float32), np.dtype(np.float16))
+    assert read.view(np.uint16).tolist() == [0x0000, 0x3E80]
+    assert kernel_scales(np.array([0.25, 0.5], np.float32), np.dtype(np.float16), ScaleDtype.F32).tolist() == \
+        [0.0, 1.625]
+
+
+def test_a_narrower_buffer_read_as_f32_runs_past_its_end():
+    with pytest.raises(UndefinedBehaviour, match="past its end"):
+        reinterpret(np.array([0.25, 0.5], np.float16), np.dtype(np.float32))
+
+
+def test_the_kernels_round_up_has_no_nan_test():
+    # 0x7FFFFFFF + 0x1FFF (F16's bias: 2^13 - 1) wraps to 0x80001FFE; the mask 0xFFFFE000 leaves 0x80000000 = -0.0
+    nan = np.array([0x7FFFFFFF], np.uint32).view(np.float32)
+    assert f32_bits(kernel_scales(nan, np.dtype(np.float32), ScaleDtype.F16)) == [0x80000000]
+    # the canonical NaN 0x7FC00000 + 0x1FFF = 0x7FC01FFF, masked back to 0x7FC00000: still NaN
+    assert np.isnan(kernel_scales(np.array([np.nan], np.float32), np.dtype(np.float32), ScaleDtype.F16)).all()
+
+
+def test_a_bf16_inputs_f16_scale_at_the_top_becomes_inf():
+    # round_up to F16 saturates at 65504; as bf16 (8 significant bits) 65504 = 2^16 - 32 rounds to 65536, and
+    # 65536 does not fit f16: +inf is stored
+    s = np.array([70000.0], ml_dtypes.bfloat16)
+    assert kernel_scales(s, np.dtype(ml_dtypes.bfloat16), ScaleDtype.F16).tolist() == [np.inf]
+
+
+# --- the Native kernel's vector width (cubecl-runtime client.rs:1339-1352, cubecl-core lib.rs:128-160) --------
+
+@pytest.mark.parametrize("shape,itemsize,width", [
+    ((2, 8), 4, 4),   # 128-bit loads of f32: 4 lanes, and 8 % 4 == 0
+    ((3, 6), 4, 2),   # 6 % 4 != 0, 6 % 2 == 0
+    ((5,), 4, 1),     # odd
+    ((2, 8), 2, 4),   # f16: 128 / 16 = 8, capped by wgpu's max_vector_size 4
+])
+def test_native_vector_width_on_vulkan(shape, itemsize, width):
+    assert native_vector_width(shape, itemsize, o.get_profile(VULKAN)) == width
+
+
+def test_native_vector_width_on_cuda_is_the_load_width():
+    # no vector cap on CUDA: f16 gets 128 / 16 = 8 lanes
+    assert native_vector_width((2, 8), 2, o.get_profile(CUBECL)) == 8
+
+
+def test_a_native_block_narrower_than_the_vector_is_refused():
+    # per_block([2]) on [2, 4] f32: vectors of 4, and 2 % 4 != 0
+    scheme = QuantScheme.from_json({"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+                                    "block": {"size": [2], "dtype": "F32"}})
+    with pytest.raises(o.BurnPanic, match="Block size must be divisible by 4, got block_size=2"):
+        o.quantize(np.ones((2, 4), np.float32), scheme, np.ones(4, np.float32), profile=VULKAN, checked=True)
+
+
+def test_e2m1_packed_native_is_refused_by_the_native_launcher():
+    scheme = QuantScheme.from_json({"value": "E2M1", "store": {"PackedNative": 0}, "mode": "Symmetric",
+                                    "tensor": None, "block": None})
+    with pytest.raises(o.BurnPanic, match="Unsupported quantization scheme"):
+        o.quantize(np.ones(4, np.float32), scheme, np.ones(1, np.float32), profile=VULKAN, checked=True)
