@@ -129,6 +129,8 @@ TENSOR_EXTREMUM = Choice(
     last="ndarray's float_min/float_max fold `if a < b {a} else {b}`: of equal values (+0, -0) the later stays",
     first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
           "equal values the first stays",
+    unpinned="a GPU reduction tree: of +0 and -0 the survivor depends on the tree's shape on the device (measured "
+             "on lavapipe: [-0, +0] and [+0, -0] keep the first, [-1, +0, -0] the last), so undefined",
 )
 MEAN_SUMMATION = Choice(
     "mean_summation",

@@ -15,14 +15,14 @@ import numpy as np
 from .blocks import layout_of
 from .choices import FLOAT_CODES, KERNEL
 from .codec import LAYOUTS, from_bytes, to_bytes
-from .errors import panic
+from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
 from .stages import Stages
-from .support import check_loaded
+from .support import check_loaded, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
@@ -37,7 +37,8 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     if stages is not None:
         stages.effective_scales = effective
     values = VALUES[prof.kernel](codes, qtensor.scheme.value, prof)
-    x = PRODUCTS[prof.kernel](values, layout.spread(effective), glob is None, out)
+    spread = SPREADS[prof.kernel](layout, effective, qtensor, out, prof)
+    x = PRODUCTS[prof.kernel](values, spread, glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -55,6 +56,10 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     if not profile.observes_through_bytes:
         # The GPU splits the same bytes by size; its codes are the logical ones given.
         held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+        needed = layout_of(shape, scheme).block_count()
+        if np.asarray(qt.scales).size < needed and math.prod(shape) > 0:
+            raise UndefinedBehaviour(f"{np.asarray(qt.scales).size} scale(s) loaded into a buffer of {needed}: the "
+                                     "rest is uninitialized memory")
         return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
     unaligned = LAYOUTS[profile.value_layout].empty_words_refused
@@ -103,6 +108,25 @@ def _gpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.nd
 FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
                                     "format": minifloat_values})
 
+def _per_element(layout, effective: np.ndarray, qtensor: QTensor, out: np.dtype, profile: Profile) -> np.ndarray:
+    return layout.spread(effective)
+
+
+def _per_unit(layout, effective: np.ndarray, qtensor: QTensor, out: np.dtype, profile: Profile) -> np.ndarray:
+    """The GPU kernel reads one scale per unit (a packed word, or a Native vector as wide as
+    ``native_vector_width`` for the output dtype), at the unit's first element, and has no block check: a unit
+    that straddles blocks multiplies all its values by its first block's scale (cubek-quant-0.3.0-pre.3
+    src/dequantize.rs:84-90, :316-350; measured on lavapipe)."""
+    scheme = qtensor.scheme
+    spread = np.asarray(layout.spread(effective)).reshape(-1)
+    if scheme.block_size() is None or not spread.size or qtensor.last_axis_moved:
+        return layout.spread(effective)
+    unit = scheme.num_quants() if scheme.store.kind == "PackedU32" else \
+        native_vector_width(layout.shape, np.dtype(out).itemsize, profile)
+    return spread[np.arange(spread.size) // unit * unit].reshape(layout.shape)
+
+
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
+SPREADS = KERNEL.steps({"cpu": _per_element, "gpu": _per_unit})
 VALUES = KERNEL.steps({"cpu": _cpu_values, "gpu": _gpu_values})
 PRODUCTS = KERNEL.steps({"cpu": _cpu_product, "gpu": _gpu_product})

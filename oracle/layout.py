@@ -38,7 +38,7 @@ from . import choices as c
 from .blocks import BlockLayout, params_shape
 from .codec import into_data
 from .dequantize import _reload, dequantize
-from .errors import panic
+from .errors import UndefinedBehaviour, panic
 from .profiles import Profile
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
@@ -269,8 +269,11 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
                        _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
         moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+        strided = held.last_axis_moved or (rank > 0 and axes_of(s, rank)[-1] != rank - 1)
         return QTensor(moved.codes, moved.scales, moved.global_scale,
-                       _follow_packing(moved.scheme, s, rank, profile))
+                       _follow_packing(moved.scheme, s, rank, profile), strided)
+    if s["op"] == "matmul" and profile.gemm_crashes:
+        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved

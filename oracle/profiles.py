@@ -222,6 +222,9 @@ class Profile:
     permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
     view_read: str = _one_of(c.VIEW_READ, "logical")
     """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
+    gemm_crashes: bool = _flag()
+    """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
+    lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
     ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
@@ -296,7 +299,7 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
                      "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
-    from_data_checks=("cubecl.storage", "cubecl.packed_upload"),
+    from_data_checks=("cubecl.storage", "cubecl.packed_upload", "cubecl.native_store"),
     moves_packing_dim=True,  # a GPU tensor keeps its store; permute moves its packed dim (ops/base.rs:150-160)
     observes_through_bytes=False,
     layout="cubecl",
@@ -316,6 +319,8 @@ _VULKAN = _CUBECL.with_(
     empty_range_panic="cubecl.empty_reduce",
     empty_max_panic="cubecl.empty_reduce",
     max_vector_size=4,  # wgpu's Vulkan device without long vectors (cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341)
+    tensor_extremum="unpinned",
+    gemm_crashes=True,
     quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
                      "cubecl.native_store", "cubecl.block_divisibility"),
 )

@@ -18,6 +18,9 @@ class QTensor:
     scales: np.ndarray
     global_scale: np.ndarray | None
     scheme: QuantScheme
+    last_axis_moved: bool = False
+    """A permute moved the innermost axis: a GPU tensor is then a strided view whose kernels read one element per
+    unit (``tensor_vector_size_parallel`` wants a unit stride)."""
 
     @property
     def shape(self) -> tuple[int, ...]:

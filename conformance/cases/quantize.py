@@ -272,6 +272,18 @@ def _gpu_kernel_cases() -> list:
                   scales=st.scales.astype(ml_dtypes.bfloat16), spec=("§4.1", "§5.4"),
                   reason="a bf16 input whose F16 scale saturates at 65504: the GPU casts the rounded scale back to "
                          "bf16 (65536) before storing it as f16 (+inf)"))
+    # check_block_size_compat reads the block's last *given* extent (cubek-quant lib.rs:27-35): [2, 4, 2] on a rank-2
+    # tensor acts as [2, 4], but the check sees 2, which a Native kernel's 4-wide f32 vectors do not divide.
+    st = Setup("block", block=(2, 4, 2), scales=[0.25, 0.5])
+    out.append(_q("quantize/q8s/block/last-given-extent", st, st.x_from(ties("Q8S", 0)), spec=("§1.7", "§5.4"),
+                  reason="a block of higher rank than the tensor: the layout takes its leading entries ([2, 4]), the "
+                         "GPU's divisibility check its last one (2, not a multiple of the vector width 4)"))
+    # A block of 1s is canonically empty, and the same check unwraps its last extent.
+    st = Setup("block", block=(1, 1), scales=[0.25] * 16)
+    out.append(_q("quantize/q8s/block/ones-block", st, st.x_from(ties("Q8S", 0)), api="backend",
+                  spec=("§1.7", "§5.4"),
+                  reason="per_block([1, 1]): one scale per element on the CPU; the GPU's check unwraps the last "
+                         "extent of a canonically empty block (`called Option::unwrap() on a None value`)"))
     return out
 
 

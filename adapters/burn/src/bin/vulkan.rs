@@ -17,6 +17,13 @@ impl qconform_burn::Target for VulkanTarget {
     fn backend_device() -> WgpuDevice {
         WgpuDevice::DefaultDevice
     }
+
+    /// burn's own answer: lavapipe (Mesa 22.3) has no bf16 shader type, so `supports_dtype(BF16)` is
+    /// false, yet burn-wgpu accepts bf16 tensors and its kernels then fail on the device
+    /// ("Failed to map buffer: BufferAsyncError"; docs/findings.md).
+    fn declares(dtype: burn_std::DType) -> bool {
+        Self::device().supports_dtype(dtype)
+    }
 }
 
 fn main() {
