@@ -144,6 +144,7 @@ QUANTIZE_CHECK = Choice(
     "quantize_checks",
     **{"ndarray.matrix": "ndarray quantizes Symmetric + Native with its value matrix only",
        "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
+       "cubecl.packed_dim_rank": "a packed dim at or beyond the rank wraps and indexes the shape out of bounds",
        "cubecl.packed_upload": "4/2-bit PackedU32 data of one byte per value overflows the device's scale buffer",
        "cubecl.scale_bindings": "one scale binding per level of the scheme",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",

@@ -36,7 +36,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
-    values = VALUES[prof.kernel](codes, qtensor.scheme.value, prof)
+    values = VALUES[prof.kernel](codes, qtensor.scheme, prof)
     spread = SPREADS[prof.kernel](layout, effective, qtensor, out, prof)
     x = PRODUCTS[prof.kernel](values, spread, glob is None, out)
     if dtype not in prof.output_dtypes:
@@ -91,17 +91,21 @@ def _gpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -
         return (q * e).astype(np.float32)
 
 
-def _cpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
+def _cpu_values(codes: np.ndarray, scheme, profile: Profile) -> np.ndarray:
     """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
     says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
-    if value.is_float:
-        return FLOAT_DECODERS[profile.float_codes](codes, value)
+    if scheme.value.is_float:
+        return FLOAT_DECODERS[profile.float_codes](codes, scheme.value)
     return codes.astype(np.float32)
 
 
-def _gpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
-    """The GPU decodes a float value's fp8/fp4 bit pattern."""
-    return minifloat_values(codes, value) if value.is_float else codes.astype(np.float32)
+def _gpu_values(codes: np.ndarray, scheme, profile: Profile) -> np.ndarray:
+    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern; the packed kernel's ``unpack_q``
+    sign-extends every field as an integer, a float value's too (cubek-quant-0.3.0-pre.3/src/dequantize.rs:96-125;
+    found by fuzzing the SPIR-V build: E4M3 PackedU32 code 0x80 dequantizes to -128)."""
+    if scheme.value.is_float and scheme.store.kind != "PackedU32":
+        return minifloat_values(codes, scheme.value)
+    return codes.astype(np.float32)
 
 
 # What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.

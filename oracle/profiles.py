@@ -299,7 +299,7 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
                      "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
-    from_data_checks=("cubecl.storage", "cubecl.packed_upload", "cubecl.native_store"),
+    from_data_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.packed_upload", "cubecl.native_store"),
     moves_packing_dim=True,  # a GPU tensor keeps its store; permute moves its packed dim (ops/base.rs:150-160)
     observes_through_bytes=False,
     layout="cubecl",

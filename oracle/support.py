@@ -41,6 +41,14 @@ def _cubecl_storage(scheme: QuantScheme, shape: tuple[int, ...], profile: Profil
         raise panic("cubecl.global_not_f32", scheme=scheme.debug(), left=glob.name, right="F32")
 
 
+def _cubecl_packed_dim_rank(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int,
+                            itemsize: int) -> None:
+    """A packed dim at or beyond the tensor's rank: ``rank - packed_dim - 1`` wraps to ``usize::MAX`` in release and
+    indexes the shape (found by fuzzing the SPIR-V build: ``the len is 1 but the index is 18446744073709551615``)."""
+    if scheme.store.kind != "Native" and scheme.store.dim >= len(shape):
+        raise panic("scale.index_out_of_bounds", len=len(shape), index=2**64 - 1)
+
+
 def _cubecl_packed_upload(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int,
                           itemsize: int) -> None:
     """``q_from_data`` of burn-std's data (one byte per value, <= 0.22.1) for a 4/2-bit PackedU32 scheme: the
@@ -111,6 +119,7 @@ CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "ndarray.matrix": _ndarray_matrix,
     "cubecl.storage": _cubecl_storage,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
+    "cubecl.packed_dim_rank": _cubecl_packed_dim_rank,
     "cubecl.packed_upload": _cubecl_packed_upload,
     "cubecl.scale_bindings": _cubecl_scale_bindings,
     "cubecl.mode": _cubecl_mode,
