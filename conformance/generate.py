@@ -26,6 +26,7 @@ import numpy as np
 
 import oracle
 from oracle import BlockLayout, QuantScheme, Stages, get_profile
+from oracle.layout import PURE_MOVES
 
 from . import tensorio
 from .backends.oracle import run_oracle
@@ -147,7 +148,7 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
     and a mean whose summation order is the machine's (flex's SIMD width)."""
     if c.op == "compute_range" and c.params.get("calibration") == "absmean":
         return _mean_contract(c, profile)
-    if c.op == "qlayout" and c.params["steps"][-1]["op"] == "matmul":
+    if c.op == "qlayout" and any(s["op"] == "matmul" for s in c.params["steps"]):
         return _layout_matmul_contract(c, profile)
     if c.op != "ternary_matmul" or _fast_path(c.inputs["lhs"].shape, profile):
         return {}
@@ -170,9 +171,16 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
 
 def _layout_matmul_contract(c: Case, profile: str) -> dict:
     """``q.matmul(f)``: the backend dequantizes and runs its own f32 GEMM; any summation order stays within
-    ``gamma_(K+1) * sum|a*b|`` of the exact product (Higham 3.5), which the expectation holds rounded once."""
-    last = c.params["steps"][-1]
-    before = dict(c.params, steps=c.params["steps"][:-1])
+    ``gamma_(K+1) * sum|a*b|`` of the exact product (Higham 3.5), which the expectation holds rounded once.
+    Steps after the matmul that only move elements (a float gather, cat, reshape, ...) keep that bound; after
+    anything else (a second matmul, a scalar product) the comparison stays exact, so chains leave them out."""
+    steps = c.params["steps"]
+    at = max(i for i, s in enumerate(steps) if s["op"] == "matmul")
+    if any(s["op"] not in PURE_MOVES for s in steps[at + 1:]) or \
+            sum(s["op"] == "matmul" for s in steps) > 1:
+        return {}
+    last = steps[at]
+    before = dict(c.params, steps=steps[:at])
     split = run_oracle("qlayout", before, c.inputs, profile)
     if isinstance(split, (Error, Fault)):
         return {}

@@ -182,13 +182,28 @@ def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile
     return scheme
 
 
+def _scale_grid(qt: QTensor) -> np.ndarray:
+    """ndarray ``q_permute`` rebuilds the scale grid of the current shape from the scale list it holds with
+    ``ArrayD::from_shape_vec(params_shape, list).unwrap()`` (burn-ndarray ops/qtensor.rs:316). A list kept
+    through a reshape, flip, slice or select (§9.3) may no longer fill that grid: ndarray's ``ShapeError`` is
+    ``OutOfBounds`` for too few scales and ``IncompatibleShape`` for too many (ndarray dimension/mod.rs
+    ``can_index_slice_not_custom``, impl_constructors.rs ``from_shape_vec_impl``)."""
+    grid = params_shape(qt.codes.shape, qt.scheme)
+    need = math.prod(grid)
+    if qt.scales.size < need:
+        raise panic("ndarray.permute_scales", kind="OutOfBounds", description="out of bounds indexing")
+    if qt.scales.size > need:
+        raise panic("ndarray.permute_scales", kind="IncompatibleShape", description="incompatible shapes")
+    return qt.scales.reshape(grid)
+
+
 def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True) -> QTensor:
     """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike (the
     mutants leave the grid or the dims behind)."""
     axes = axes_of(step, qt.codes.ndim)
     scales = qt.scales
     if grid and qt.scheme.block_size() is not None:
-        scales = scales.reshape(params_shape(qt.codes.shape, qt.scheme)).transpose(axes).ravel()
+        scales = _scale_grid(qt).transpose(axes).ravel()
     scheme = permute_block_dims(qt.scheme, qt.codes.ndim, axes) if dims else qt.scheme
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
@@ -229,21 +244,66 @@ def _block_index(layout: BlockLayout) -> np.ndarray:
 
 
 def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
-    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's strategy asserts
-    one scale per block of the *current* shape (§8 #29), which a kept scale list can violate after a move."""
+    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's dequantize
+    (burn-ndarray ops/qtensor.rs:541-553) writes the codes and the scale list it holds into ``QuantizedBytes``
+    and reads them back for the *current* shape, whose reader takes that shape's scale count off the end
+    (§8 #9 when the bytes are fewer), then its strategy asserts one scale per block (§8 #29): a kept scale list
+    can violate either after a move."""
     if isinstance(held, np.ndarray):
         return held
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()
+        width = held.scheme.scale_dtype().size
+        if held.codes.size + width * held.scales.size < width * blocks:
+            raise panic("bytes.too_short")
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
     return dequantize(held, "f32", profile=profile)
 
 
+# --- what burn-tensor's ``Tensor`` methods send to the backend ---------------------------------------------
+
+
+def _permutation_call(step: dict, shape: tuple[int, ...]) -> list[dict]:
+    """``swap_dims(d, d)`` and ``permute`` by the identity return the tensor untouched (burn-tensor api/base.rs
+    ``swap_dims``: ``if dim1 == dim2``, ``permute``: ``no_op``): the backend's ``q_permute`` never runs, so the
+    block dims are not rewritten and a kept scale list is not rebuilt into a grid."""
+    return [] if axes_of(step, len(shape)) == list(range(len(shape))) else [step]
+
+
+def _matmul_call(step: dict, shape: tuple[int, ...]) -> list[dict]:
+    """``Tensor::matmul`` of rank >= 3 with ``lhs [.., b, 1, k]`` and ``rhs [.., 1, k, n]`` swaps ``lhs``'s last
+    batch dim with its row dim, multiplies, and swaps the product back (burn-tensor api/numeric.rs:820-834):
+    on a quantized ``lhs`` that first swap is a ``q_swap_dims``."""
+    rank, rhs = len(shape), step["shape"]
+    if rank >= 3 and shape[-2] == 1 and rhs[-3] == 1 and shape[-1] == rhs[-2]:
+        swap = {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
+        return [swap, step, swap]
+    return [step]
+
+
+# step op -> the backend calls its ``Tensor`` method makes (every backend alike: burn-tensor's code).
+TENSOR_CALLS = {"swap_dims": _permutation_call, "permute": _permutation_call, "matmul": _matmul_call}
+
+
+def tensor_calls(step: dict, shape: tuple[int, ...]) -> list[dict]:
+    """The backend calls behind one ``Tensor`` method on a tensor of ``shape`` (usually the step itself)."""
+    rewrite = TENSOR_CALLS.get(step["op"])
+    return [step] if rewrite is None else rewrite(step, shape)
+
+
+def call(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
+    """One ``Tensor`` method call on what the backend holds."""
+    shape = held.shape if isinstance(held, np.ndarray) else held.codes.shape
+    for backend_call in tensor_calls(s, tuple(shape)):
+        held = step(held, backend_call, profile)
+    return held
+
+
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
-    """One ``Tensor`` call on what the backend holds."""
+    """One backend call on what the backend holds."""
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
     route = _route(s, held, profile)
@@ -281,7 +341,7 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         stages.moved = view(values(held, profile), steps)
     for s in steps:
-        held = step(held, s, profile)
+        held = call(held, s, profile)
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
     if isinstance(held, np.ndarray):
         return x, None

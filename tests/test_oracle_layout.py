@@ -75,3 +75,50 @@ def test_quantize_view_is_quantize_dynamic_of_the_materialized_view():
     out = o.run("quantize_view", {"scheme": BLOCK2.to_json(), "view": [{"op": "transpose"}]}, {"x": x})
     ref = o.quantize_dynamic(np.ascontiguousarray(x.T), BLOCK2)
     assert out["codes"].tolist() == ref.codes.tolist()
+
+
+# --- found by fuzzing real burn-ndarray (both releases printed these very answers) --------------------------
+
+
+def test_ndarray_dequantize_of_a_short_kept_list_is_too_short_for_the_reader():
+    """A reshape to [8, 1] keeps 4 scales, but blocks [1, 2] on [8, 1] need 8: ndarray's dequantize writes 8 code
+    bytes + 4 * 4 scale bytes = 24 bytes and its reader takes 8 * 4 = 32 off the end (§8 #9) before the
+    strategy's block-count assert (§8 #29) could run."""
+    with pytest.raises(o.BurnPanic) as e:
+        run([{"op": "reshape", "shape": [8, 1]}])
+    assert e.value.code == "bytes.too_short"
+
+
+def test_identity_swap_and_permute_are_not_backend_calls():
+    """burn-tensor returns the tensor untouched for swap_dims(d, d) and an identity permute, so a block list longer
+    than the rank is kept as given ([2, 4, 3] on a [2, 4] tensor: blocks [2, 4], one scale); a real transpose
+    goes through q_permute's permute_block_dims, which keeps the first two extents, permuted: [4, 2]."""
+    scheme = BLOCK2.per_block([2, 4, 3], ScaleDtype.F32)
+    inputs = {"codes": INPUTS["codes"], "scales": np.array([0.5], np.float32)}
+    for steps in ([{"op": "swap_dims", "dims": [0, 0]}], [{"op": "permute", "axes": [0, 1]}]):
+        for profile in (NDARRAY, FLEX):
+            out = o.run("qlayout", {"scheme": scheme.to_json(), "steps": steps}, inputs, profile=profile)
+            assert "BlockSize([2, 4, 3])" in out["scheme"], (steps, profile)
+            assert out["x"].tolist() == [[0.5, 1, 1.5, 2], [2.5, 3, 3.5, 4]]
+    out = o.run("qlayout", {"scheme": scheme.to_json(), "steps": [{"op": "transpose"}]}, inputs, profile=NDARRAY)
+    assert "BlockSize([4, 2])" in out["scheme"] and out["codes"].tolist() == [[1, 5], [2, 6], [3, 7], [4, 8]]
+
+
+def test_rank3_matmul_with_unit_rows_swaps_the_quantized_lhs_first():
+    """Tensor::matmul of [1, 1, 4] by [1, 4, 1] swaps lhs dims 0 and 1 before multiplying (burn-tensor
+    api/numeric.rs:826): on ndarray that is q_permute, which panics on the 4 scales a slice kept for a [1, 1, 2]
+    grid; the same product at rank 2 dequantizes first and meets the block-count assert instead."""
+    head = [{"op": "slice", "ranges": [[0, 1, 1], [0, 4, 1]]}]
+    with pytest.raises(o.BurnPanic) as e:
+        run(head + [{"op": "reshape", "shape": [1, 1, 4]}, {"op": "matmul", "rhs": [1, 1, 1, 1], "shape": [1, 4, 1]}])
+    assert e.value.code == "ndarray.permute_scales" and "IncompatibleShape" in e.value.message
+    with pytest.raises(o.BurnPanic) as e:
+        run(head + [{"op": "reshape", "shape": [1, 4]}, {"op": "matmul", "rhs": [1, 1, 1, 1], "shape": [4, 1]}])
+    assert e.value.code == "ndarray.block_count"
+
+
+def test_rank3_matmul_swap_gives_the_same_product():
+    """Without a stale list the swap is invisible: [2, 1, 4] by a broadcast [1, 4, 1] of ones (swapped to
+    [1, 2, 4] by [1, 4, 1], then back) sums each row: 1+2+6+8 = 17, 15+18+28+32 = 93, shape [2, 1, 1]."""
+    out = run([{"op": "reshape", "shape": [2, 1, 4]}, {"op": "matmul", "rhs": [1] * 4, "shape": [1, 4, 1]}])
+    assert out["x"].shape == (2, 1, 1) and out["x"].ravel().tolist() == [17, 93]
