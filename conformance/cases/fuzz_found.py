@@ -12,7 +12,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn()
+    return _mutant_escapes() + _real_burn() + _layout()
 
 
 def _mutant_escapes():
@@ -126,4 +126,71 @@ def _real_burn():
              reason="found by fuzzing real burn-flex: with an inf in the activation the GEMM tolerance bound was "
                     "computed over inf * 0 = NaN, so no answer could pass; outputs fed by inf or NaN compare as "
                     "such and the bound covers the finite ones (the GEMM's -0.5 vs the exact -0.50000006)"),
+    ]
+
+
+def _ql(alias, sch, steps, codes, scales, *, spec, reason):
+    return case(alias, "qlayout", {"scheme": sch, "steps": steps},
+                {"codes": np.asarray(codes, np.int8), "scales": f32(scales)}, spec=spec, reason=reason)
+
+
+def _layout():
+    """qlayout classes found by ``qconform fuzz --ops qlayout`` against real burn (seed 7), each as its minimal
+    case (docs/findings.md, "Found by fuzzing"; spec §9.3, §9.5)."""
+    block2 = scheme("Q8S", block=[2])
+    rows = [[1, 2], [3, 4]]
+    return [
+        _ql("qlayout/fuzz/ndarray-permute-kept-scales-too-many", block2,
+            [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "transpose"}], rows, [0.5, 0.25],
+            spec=("§8 #64", "§9.3"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 140 and 43 more classes of 5,000): the slice "
+                   "keeps both scales of the [2, 2] tensor for a [1, 2] tensor whose grid is [1, 1]; q_permute "
+                   "rebuilds the grid with ArrayD::from_shape_vec(..).unwrap() (ops/qtensor.rs:316), whose "
+                   "ShapeError is IncompatibleShape for too many scales. The oracle crashed (numpy reshape)"),
+        _ql("qlayout/fuzz/ndarray-permute-kept-scales-too-few", block2,
+            [{"op": "reshape", "shape": [2, 1]}, {"op": "transpose"}], [1, 2], [0.5],
+            spec=("§8 #64", "§9.3"),
+            reason="the other ShapeError: reshaping [2] to [2, 1] keeps one scale, but blocks [1, 2] (the block's "
+                   "first extents, right-aligned) give a [2, 1] grid; from_shape_vec finds too few scales: "
+                   "OutOfBounds ('out of bounds indexing')"),
+        _ql("qlayout/fuzz/ndarray-reshape-kept-scales-too-short", block2,
+            [{"op": "reshape", "shape": [2, 1]}], [1, 2], [0.5], spec=("§8 #9", "§8 #29", "§9.3"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 237: Q8S block [8] on [16], reshape [16, 1]): "
+                   "dequantize writes the 2 codes and the one F32 scale it holds (6 bytes) into QuantizedBytes, "
+                   "whose reader takes the [2, 1] grid's 2 scales (8 bytes) off the end: 'quantized tensor data "
+                   "is shorter than its scheme's parameters' before the block-count assert the oracle expected"),
+        _ql("qlayout/fuzz/ndarray-reshape-kept-scales-bf16", scheme("Q8S", block=[2], block_dtype="BF16"),
+            [{"op": "reshape", "shape": [2, 1]}], [1, 2], [0.5], spec=("§8 #29", "§9.3"),
+            reason="the same reshape with a BF16 scale: 2 code bytes + 2 scale bytes are exactly the 2 x 2 bytes "
+                   "the reader takes, so it passes (taking the codes as scales) and the strategy's block-count "
+                   "assert fires: 1 scale for 2 blocks"),
+        _ql("qlayout/fuzz/swap-dims-same-dim-keeps-block", scheme("Q8S", block=[2, 3]),
+            [{"op": "swap_dims", "dims": [0, 0]}], [1, 2], [0.5], spec=("§1.11", "§9.5"),
+            reason="found by fuzzing real burn (every CPU build; seed 7 case 55: block [4, 5, 6] on [8, 10], "
+                   "swap_dims(1, 1)): Tensor::swap_dims(d, d) returns the tensor untouched (burn-tensor "
+                   "api/base.rs:470), so the block list [2, 3], longer than the rank, stays; the oracle ran "
+                   "permute_block_dims, which keeps the first extent only: [2]"),
+        _ql("qlayout/fuzz/permute-identity-keeps-block", scheme("Q8S", block=[2, 3]),
+            [{"op": "permute", "axes": [0]}], [1, 2], [0.5], spec=("§1.11", "§9.5"),
+            reason="the same for Tensor::permute by the identity (burn-tensor api/base.rs:515, no_op)"),
+        _ql("qlayout/fuzz/matmul-rank3-unit-rows-swaps-lhs", block2,
+            [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "reshape", "shape": [1, 1, 2]},
+             {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}], rows, [0.5, 0.25],
+            spec=("§8 #64", "§9.5"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 658): Tensor::matmul of [.., b, 1, k] by "
+                   "[.., 1, k, n] swaps the lhs's last two batch/row dims first (burn-tensor api/numeric.rs:826), "
+                   "a q_swap_dims on a quantized lhs: q_permute meets the 2 scales the slice kept for a [1, 1, 1] "
+                   "grid and panics (IncompatibleShape), where the plain matmul would dequantize and assert the "
+                   "block count"),
+        _ql("qlayout/fuzz/matmul-rank3-unit-rows-requantizes-on-flex", block2,
+            [{"op": "reshape", "shape": [2, 1, 4]}, {"op": "matmul", "rhs": [1.0] * 4, "shape": [1, 4, 1]}],
+            [[1, 2, 3, 4], [5, 6, 7, 8]], [1, 2, 3, 4], spec=("§3.2", "§9.5"),
+            reason="the same swap on burn-flex goes through block_safe_layout_op: the [2, 1, 4] lhs (values "
+                   "[1, 2, 6, 8], [15, 18, 28, 32]) is requantized by flex's own calibration before the product, "
+                   "which gives 16.992126 and 92.99213 instead of 17 and 93 (ndarray: exact)"),
+        _ql("qlayout/fuzz/matmul-then-cat", scheme("Q8S"),
+            [{"op": "matmul", "rhs": [0.75, -1.25, 1.5, 0.5], "shape": [2, 2]}, {"op": "cat", "dim": 1, "copies": 2}],
+            [[-123, 97], [5, 127]], [0.0390625], spec=("§9.4",),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 1907): a float move after q.matmul(f) keeps the "
+                   "GEMM's error bound; the comparison contract held only for a chain ending in the matmul"),
     ]
