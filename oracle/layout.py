@@ -242,12 +242,36 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
     return dequantize(held, "f32", profile=profile)
 
 
+def is_identity(step: dict, rank: int) -> bool:
+    """burn-tensor's ``Tensor::swap_dims(d, d)`` and ``Tensor::permute`` with the identity axes return the tensor
+    itself before reaching the backend (burn-tensor-0.22.0-pre.3 src/tensor/api/base.rs:470, :519; 0.22.1 :507,
+    :556; 0.23.0-pre.1 :532, :581): no route runs, not even flex's requantization."""
+    return step["op"] in ("swap_dims", "permute") and axes_of(step, rank) == list(range(rank))
+
+
+def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
+    """burn-tensor's ``Tensor::matmul`` computes ``[.., B, 1, K] @ [.., 1, K, N]`` as ``[.., 1, B, K] @ [.., 1, K,
+    N]`` (burn-tensor-0.22.0-pre.3 src/tensor/api/numeric.rs:817-838, 0.22.1 and 0.23.0-pre.1 :841): it calls
+    ``swap_dims(D-3, D-2)`` on the lhs first and on the product after. On a quantized lhs that swap is a layout op
+    of its own (flex requantizes a block tensor), so the GEMM can see other values than the user's. Returns the
+    swap step, or ``None`` when the shapes do not take that turn."""
+    rank = len(shape)
+    if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
+        return None
+    return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
+
+
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
     """One ``Tensor`` call on what the backend holds."""
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
-    route = _route(s, held, profile)
     rank = held.codes.ndim
+    if is_identity(s, rank):
+        return held
+    swap = vecmat_swap(s, held.codes.shape)
+    if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
+        return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
+    route = _route(s, held, profile)
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))
