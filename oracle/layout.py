@@ -263,51 +263,36 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
     return dequantize(held, "f32", profile=profile)
 
 
-# --- what burn-tensor's ``Tensor`` methods send to the backend ---------------------------------------------
+def is_identity(step: dict, rank: int) -> bool:
+    """burn-tensor's ``Tensor::swap_dims(d, d)`` and ``Tensor::permute`` with the identity axes return the tensor
+    itself before reaching the backend (burn-tensor-0.22.0-pre.3 src/tensor/api/base.rs:470, :519; 0.22.1 :507,
+    :556; 0.23.0-pre.1 :532, :581): no route runs, not even flex's requantization."""
+    return step["op"] in ("swap_dims", "permute") and axes_of(step, rank) == list(range(rank))
 
 
-def _permutation_call(step: dict, shape: tuple[int, ...]) -> list[dict]:
-    """``swap_dims(d, d)`` and ``permute`` by the identity return the tensor untouched (burn-tensor api/base.rs
-    ``swap_dims``: ``if dim1 == dim2``, ``permute``: ``no_op``): the backend's ``q_permute`` never runs, so the
-    block dims are not rewritten and a kept scale list is not rebuilt into a grid."""
-    return [] if axes_of(step, len(shape)) == list(range(len(shape))) else [step]
-
-
-def _matmul_call(step: dict, shape: tuple[int, ...]) -> list[dict]:
-    """``Tensor::matmul`` of rank >= 3 with ``lhs [.., b, 1, k]`` and ``rhs [.., 1, k, n]`` swaps ``lhs``'s last
-    batch dim with its row dim, multiplies, and swaps the product back (burn-tensor api/numeric.rs:820-834):
-    on a quantized ``lhs`` that first swap is a ``q_swap_dims``."""
-    rank, rhs = len(shape), step["shape"]
-    if rank >= 3 and shape[-2] == 1 and rhs[-3] == 1 and shape[-1] == rhs[-2]:
-        swap = {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
-        return [swap, step, swap]
-    return [step]
-
-
-# step op -> the backend calls its ``Tensor`` method makes (every backend alike: burn-tensor's code).
-TENSOR_CALLS = {"swap_dims": _permutation_call, "permute": _permutation_call, "matmul": _matmul_call}
-
-
-def tensor_calls(step: dict, shape: tuple[int, ...]) -> list[dict]:
-    """The backend calls behind one ``Tensor`` method on a tensor of ``shape`` (usually the step itself)."""
-    rewrite = TENSOR_CALLS.get(step["op"])
-    return [step] if rewrite is None else rewrite(step, shape)
-
-
-def call(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
-    """One ``Tensor`` method call on what the backend holds."""
-    shape = held.shape if isinstance(held, np.ndarray) else held.codes.shape
-    for backend_call in tensor_calls(s, tuple(shape)):
-        held = step(held, backend_call, profile)
-    return held
+def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
+    """burn-tensor's ``Tensor::matmul`` computes ``[.., B, 1, K] @ [.., 1, K, N]`` as ``[.., 1, B, K] @ [.., 1, K,
+    N]`` (burn-tensor-0.22.0-pre.3 src/tensor/api/numeric.rs:817-838, 0.22.1 and 0.23.0-pre.1 :841): it calls
+    ``swap_dims(D-3, D-2)`` on the lhs first and on the product after. On a quantized lhs that swap is a layout op
+    of its own (flex requantizes a block tensor), so the GEMM can see other values than the user's. Returns the
+    swap step, or ``None`` when the shapes do not take that turn."""
+    rank = len(shape)
+    if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
+        return None
+    return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
 
 
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
-    """One backend call on what the backend holds."""
+    """One ``Tensor`` call on what the backend holds."""
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
-    route = _route(s, held, profile)
     rank = held.codes.ndim
+    if is_identity(s, rank):
+        return held
+    swap = vecmat_swap(s, held.codes.shape)
+    if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
+        return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
+    route = _route(s, held, profile)
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))
@@ -341,7 +326,7 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         stages.moved = view(values(held, profile), steps)
     for s in steps:
-        held = call(held, s, profile)
+        held = step(held, s, profile)
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
     if isinstance(held, np.ndarray):
         return x, None

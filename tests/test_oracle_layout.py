@@ -122,3 +122,47 @@ def test_rank3_matmul_swap_gives_the_same_product():
     [1, 2, 4] by [1, 4, 1], then back) sums each row: 1+2+6+8 = 17, 15+18+28+32 = 93, shape [2, 1, 1]."""
     out = run([{"op": "reshape", "shape": [2, 1, 4]}, {"op": "matmul", "rhs": [1] * 4, "shape": [1, 4, 1]}])
     assert out["x"].shape == (2, 1, 1) and out["x"].ravel().tolist() == [17, 93]
+
+
+# --- found by fuzzing the flex builds (docs/findings.md, "Found by fuzzing") ---------------------------------
+
+FLEX_023 = "burn-0.23.0-pre.1/flex"
+
+
+@pytest.mark.parametrize("step", [{"op": "swap_dims", "dims": [1, 1]}, {"op": "permute", "axes": [0, 1]}])
+def test_flex_identity_swap_or_permute_never_reaches_the_backend(step):
+    """burn-tensor returns the tensor itself for swap_dims(d, d) and an identity permute: flex does not requantize
+    (it would: block [1, 2] holds [1, 2], whose own scale is 2*2/254, not 1)."""
+    out = run([step], FLEX)
+    assert out["codes"].tolist() == INPUTS["codes"].tolist()
+    assert out["scales"].tolist() == [1, 2, 3, 4]
+
+
+def test_flex_batched_vecmat_swaps_the_quantized_lhs_first():
+    """q [1, 1, 2] (E5M2 block [2], 0.22 integer codes [2, 4], scale 1) @ f [1, 2, 1] of ones. burn-tensor turns
+    [B, 1, K] @ [1, K, N] into [1, B, K] @ [1, K, N] with q.swap_dims(0, 1) first, which flex answers by
+    requantizing the block: alpha 4, scale 2*4/(57344+57344) = 1/14336, codes 2*14336 and 4*14336 saturate to
+    127 as i8. The GEMM then sees 127*s twice: 254*s = 0.0177 instead of 2+4 = 6."""
+    e5m2 = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2).per_block([2], ScaleDtype.F32)
+    inputs = {"codes": np.array([[[2, 4]]], np.int8), "scales": np.array([1], np.float32)}
+    step = {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}
+    out = o.run("qlayout", {"scheme": e5m2.to_json(), "steps": [step]}, inputs, profile=FLEX)
+    s = np.float32(8) / np.float32(114688)
+    assert out["quantized"] is False
+    assert out["x"].view(np.uint32).tolist() == [[[(np.float32(127) * s * np.float32(2)).view(np.uint32)]]]
+    per_tensor = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2)
+    out = o.run("qlayout", {"scheme": per_tensor.to_json(), "steps": [step]}, inputs, profile=FLEX)
+    assert out["x"].tolist() == [[[6.0]]]  # a per-tensor swap moves the codes: 2 + 4
+
+
+def test_flex_023_requantizes_an_e5m2_nan_as_burns_canonical_nan():
+    """E5M2 codes [0x7D (NaN), 0x3C (1.0)], block [2] UE8M0, scale 1, flipped on flex 0.23: the block is
+    requantized. alpha = max(|NaN|, 1) = 1 (f32::max skips NaN), scale round_up_ue8m0(2/114688) = 2^-15,
+    1.0 -> 32768 = 0x78. The NaN was decoded by float8 as f16's canonical NaN 0x7FFF, f32 0x7FFFE000, so it
+    encodes as 0x7E | 0b11 = 0x7F (ml_dtypes' own NaN would give 0x7E or 0xFE)."""
+    e5m2 = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2).per_block([2], ScaleDtype.UE8M0)
+    inputs = {"codes": np.array([[0x7D, 0x3C]], np.int8), "scales": np.array([1], np.float32)}
+    out = o.run("qlayout", {"scheme": e5m2.to_json(), "steps": [{"op": "flip", "axes": [1]}]}, inputs,
+                profile=FLEX_023)
+    assert out["codes"].view(np.uint8).tolist() == [[0x78, 0x7F]]
+    assert out["scales"].tolist() == [2.0**-15]

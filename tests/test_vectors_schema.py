@@ -48,7 +48,7 @@ def _burn_is_inexact(v: dict, profile: str) -> bool:
     if v["op"] == "ternary_matmul":
         return True  # exact only on ndarray's fast path, which the generator decides from the lhs shape
     if v["op"] == "qlayout" and any(s["op"] == "matmul" for s in v["params"]["steps"]):
-        return True  # q.matmul(f): a float GEMM on every backend (then moves of its product)
+        return True  # q.matmul(f): a float GEMM on every backend, whatever moves follow it
     return (v["op"] == "compute_range" and v["params"].get("calibration") == "absmean"
             and oracle.get_profile(profile).mean_summation == "any_order")
 

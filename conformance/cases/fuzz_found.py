@@ -12,7 +12,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout()
+    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex()
 
 
 def _mutant_escapes():
@@ -129,14 +129,14 @@ def _real_burn():
     ]
 
 
-def _ql(alias, sch, steps, codes, scales, *, spec, reason):
+def _ql(alias, sch, steps, codes, scales, *, reason, spec):
     return case(alias, "qlayout", {"scheme": sch, "steps": steps},
                 {"codes": np.asarray(codes, np.int8), "scales": f32(scales)}, spec=spec, reason=reason)
 
 
-def _layout():
+def _layout_ndarray():
     """qlayout classes found by ``qconform fuzz --ops qlayout`` against real burn (seed 7), each as its minimal
-    case (docs/findings.md, "Found by fuzzing"; spec §9.3, §9.5)."""
+    case (docs/findings.md, "Found by fuzzing"; spec §9.1, §9.3, §9.4)."""
     block2 = scheme("Q8S", block=[2])
     rows = [[1, 2], [3, 4]]
     return [
@@ -165,32 +165,70 @@ def _layout():
                    "the reader takes, so it passes (taking the codes as scales) and the strategy's block-count "
                    "assert fires: 1 scale for 2 blocks"),
         _ql("qlayout/fuzz/swap-dims-same-dim-keeps-block", scheme("Q8S", block=[2, 3]),
-            [{"op": "swap_dims", "dims": [0, 0]}], [1, 2], [0.5], spec=("§1.11", "§9.5"),
+            [{"op": "swap_dims", "dims": [0, 0]}], [1, 2], [0.5], spec=("§1.11", "§9.1"),
             reason="found by fuzzing real burn (every CPU build; seed 7 case 55: block [4, 5, 6] on [8, 10], "
                    "swap_dims(1, 1)): Tensor::swap_dims(d, d) returns the tensor untouched (burn-tensor "
                    "api/base.rs:470), so the block list [2, 3], longer than the rank, stays; the oracle ran "
                    "permute_block_dims, which keeps the first extent only: [2]"),
         _ql("qlayout/fuzz/permute-identity-keeps-block", scheme("Q8S", block=[2, 3]),
-            [{"op": "permute", "axes": [0]}], [1, 2], [0.5], spec=("§1.11", "§9.5"),
+            [{"op": "permute", "axes": [0]}], [1, 2], [0.5], spec=("§1.11", "§9.1"),
             reason="the same for Tensor::permute by the identity (burn-tensor api/base.rs:515, no_op)"),
         _ql("qlayout/fuzz/matmul-rank3-unit-rows-swaps-lhs", block2,
             [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "reshape", "shape": [1, 1, 2]},
              {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}], rows, [0.5, 0.25],
-            spec=("§8 #64", "§9.5"),
+            spec=("§8 #64", "§9.4"),
             reason="found by fuzzing real burn-ndarray (seed 7 case 658): Tensor::matmul of [.., b, 1, k] by "
-                   "[.., 1, k, n] swaps the lhs's last two batch/row dims first (burn-tensor api/numeric.rs:826), "
+                   "[.., 1, k, n] swaps the lhs's last two batch/row dims first (burn-tensor api/numeric.rs:817-838), "
                    "a q_swap_dims on a quantized lhs: q_permute meets the 2 scales the slice kept for a [1, 1, 1] "
                    "grid and panics (IncompatibleShape), where the plain matmul would dequantize and assert the "
                    "block count"),
-        _ql("qlayout/fuzz/matmul-rank3-unit-rows-requantizes-on-flex", block2,
-            [{"op": "reshape", "shape": [2, 1, 4]}, {"op": "matmul", "rhs": [1.0] * 4, "shape": [1, 4, 1]}],
-            [[1, 2, 3, 4], [5, 6, 7, 8]], [1, 2, 3, 4], spec=("§3.2", "§9.5"),
-            reason="the same swap on burn-flex goes through block_safe_layout_op: the [2, 1, 4] lhs (values "
-                   "[1, 2, 6, 8], [15, 18, 28, 32]) is requantized by flex's own calibration before the product, "
-                   "which gives 16.992126 and 92.99213 instead of 17 and 93 (ndarray: exact)"),
-        _ql("qlayout/fuzz/matmul-then-cat", scheme("Q8S"),
-            [{"op": "matmul", "rhs": [0.75, -1.25, 1.5, 0.5], "shape": [2, 2]}, {"op": "cat", "dim": 1, "copies": 2}],
-            [[-123, 97], [5, 127]], [0.0390625], spec=("§9.4",),
-            reason="found by fuzzing real burn-ndarray (seed 7 case 1907): a float move after q.matmul(f) keeps the "
-                   "GEMM's error bound; the comparison contract held only for a chain ending in the matmul"),
+    ]
+
+
+_VECMAT_RHS = [1.0, 1.0, -1.75, 2.0, -0.75, 0.25, -1.5, -0.5, 0.0, -1.25, 0.0, 0.5, 0.5, 0.75, 0.25, 1.5, 1.75, -1.5,
+               0.5, -0.75, 1.25, -1.0, 0.75, 2.0, -0.5, -0.5, 0.25]
+
+
+def _layout_flex():
+    """Found by fuzzing ``qlayout`` against the burn-flex builds (seed 7; docs/findings.md, "Found by fuzzing")."""
+    block2 = scheme("Q8S", block=[2], block_dtype="F16")
+    codes = [[-40, 115, 51, 103], [10, 82, 34, 121]]
+    vecmat = {"op": "matmul", "rhs": _VECMAT_RHS, "shape": [1, 1, 9, 3]}
+    return [
+        _ql("qlayout/fuzz/identity-swap-dims", block2, [{"op": "swap_dims", "dims": [0, 0]}], codes,
+            [0.75, 11.0, 0.25, 1.875], spec=("§9.1", "§9.3"),
+            reason="found by fuzzing real burn-flex: Tensor::swap_dims(d, d) returns the tensor itself "
+                   "(burn-tensor tensor/api/base.rs:470), so flex's block_safe_layout_op never runs and the codes "
+                   "and scales stay; the oracle requantized (no block holds a +-127 code, so the scales change)"),
+        _ql("qlayout/fuzz/identity-permute", scheme("Q8S", block=[2], block_dtype="UE4M3", tensor="F32"),
+            [{"op": "permute", "axes": [0, 1]}], codes, [0.75, 10.0, 0.25, 1.875], spec=("§9.1", "§9.3"),
+            reason="the same for an identity Tensor::permute (base.rs:511-520: no_op), on a two-level tensor "
+                   "whose global flex would recompute"),
+        _ql("qlayout/fuzz/matmul-then-move", scheme("Q2S", block=[3, 3, 2], block_dtype="F16"),
+            [{"op": "reshape", "shape": [7, 1]},
+             {"op": "matmul", "rhs": [-1.25, 0.25, -0.25, -0.5], "shape": [1, 4]},
+             {"op": "swap_dims", "dims": [1, 0]}],
+            [1, -1, 0, -1, 0, 1, 0], [0.0029296875, 0.0001983642578125, 0.04296875], spec=("§9.4",),
+            reason="found by fuzzing real burn-flex: a GEMM's sign of an exact zero (0 * -1.25: flex -0.0, the "
+                   "oracle's f64 product +0.0) and its rounding are its own also when a move follows the matmul; "
+                   "the allclose contract now covers every chain holding a matmul, its bound carried through "
+                   "the later steps"),
+        _ql("qlayout/fuzz/vecmat-swaps-quantized-lhs", scheme("E5M2", block=[3], block_dtype="F16"), [vecmat],
+            [[[[-123, 106, -91, -20, -20, -77, 79, 88, 47]]]], [0.01953125, 0.0390625, 4.5],
+            spec=("§9.3", "§9.4"),
+            reason="found by fuzzing real burn-flex: Tensor::matmul computes [.., B, 1, K] @ [.., 1, K, N] as "
+                   "[.., 1, B, K] @ [.., 1, K, N] (burn-tensor tensor/api/numeric.rs:817-838), swapping dims D-3 "
+                   "and D-2 of the *quantized* lhs first; flex requantizes a block tensor on swap_dims, and "
+                   "under 0.22 the E5M2 integer codes then saturate at 127: [-0.87, -0.46, 3.09] instead of "
+                   "[-323.5, -84.3, 1297.9]. ndarray's swap moves the scale grid: exact"),
+        _ql("qlayout/fuzz/vecmat-swaps-quantized-lhs-q8s", scheme("Q8S", block=[3], block_dtype="F16"), [vecmat],
+            [[[[-123, 106, -91, -20, -20, -77, 79, 88, 47]]]], [0.01953125, 0.0390625, 4.5],
+            spec=("§9.3", "§9.4"),
+            reason="the same with Q8S: flex's requantization drifts within a code step ([-323.93, -84.55, "
+                   "1298.41] instead of [-323.52, -84.29, 1297.90]), beyond the GEMM's error bound"),
+        _ql("qlayout/fuzz/e5m2-nan-requantized", scheme("E5M2", block=[2]), [{"op": "flip", "axes": [1]}],
+            [[0x7D, 0x3C]], [1.0], spec=("§6", "§9.3"),
+            reason="found by fuzzing real burn-flex 0.23.0-pre.1: the NaN code 0x7D decodes (float8 0.7 via f16) "
+                   "to f16's canonical NaN, f32 0x7FFFE000, and flex's requantization encodes that NaN as "
+                   "0x7E | 0b11 = 0x7F; the oracle decoded with ml_dtypes' NaN and answered 0x7E"),
     ]
