@@ -392,7 +392,7 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
             outcome = answered.get(id(case))
             with np.errstate(all="ignore"):
                 contracts = _contracts(_as_case(case, False), profile, {}) \
-                    if case.op in ("ternary_matmul", "compute_range") else {}
+                    if case.op in ("ternary_matmul", "compute_range", "qlayout") else {}
             data = b"not applicable" if outcome is None else outcome_bytes(outcome, contracts)
             chain = hashlib.sha256(chain + hashlib.sha256(data).digest()).digest()
             if (i - start + 1) % CHECKPOINT == 0:
