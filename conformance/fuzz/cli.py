@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qconform fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", required=True, metavar="SPEC")
     ap.add_argument("--profile", help="judge against this profile (default: the one the backend claims)")
-    ap.add_argument("--ops", help="comma-separated ops (default: all but the opt-in qlayout)")
+    ap.add_argument("--ops", help="comma-separated ops (default: every op with a strategy)")
     budget = ap.add_mutually_exclusive_group()
     budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
     budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
