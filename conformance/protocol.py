@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -181,6 +182,11 @@ class Capabilities:
             out[key] = frozenset(items)
         return cls(**out)
 
+    @cached_property
+    def unrestricted(self) -> bool:
+        """Declares no limit at all (the oracle's): every vector applies, without working out what it needs."""
+        return not self.per_op and all(getattr(self, k) is None for k in CAPABILITY_KEYS)
+
     def to_json(self) -> dict:
         out: dict = {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
         if self.per_op:
@@ -189,6 +195,8 @@ class Capabilities:
 
     def not_applicable(self, vector) -> str | None:
         """Why a vector is outside these capabilities, or None if the backend claims it."""
+        if self.unrestricted:
+            return None
         wanted_all = needs(vector)
         for key, wanted in wanted_all.items():
             have = getattr(self, key)
