@@ -78,7 +78,7 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
     """The verdict on one vector. ``classify(message) -> code`` infers codes a backend left out."""
     exp = vector.expected[profile]
     v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
-    head = lambda: _head(vector, profile)  # noqa: E731 - built only for a verdict that carries a message
+    head = lambda: _head(vector, profile)  # built only for a verdict that carries a message
     if isinstance(outcome, Fault):
         v.kind = outcome.kind
         v.details = {"detail": outcome.detail, "stderr": outcome.stderr[-4000:]}
