@@ -333,6 +333,8 @@ def split_outputs(outputs: dict) -> Result:
             except tensorio.TensorIOError as e:
                 raise ProtocolError(f"output {name!r}: {e}") from None
             tensors[name] = v
+        elif type(v) in _JSON_SCALARS:  # already what the JSON round trip below would give back
+            values[name] = v
         else:
             try:
                 # a JSON value, normalized (tuples -> lists, numpy scalars -> Python numbers)
@@ -341,6 +343,9 @@ def split_outputs(outputs: dict) -> Result:
                 raise ProtocolError(f"output {name!r} is neither an array nor a JSON value: "
                                     f"{type(v).__name__}") from None
     return Result(tensors, values)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def _numpy_scalar(o):

@@ -199,7 +199,7 @@ class QuantScheme:
         return replace(self, value=value)
 
     def with_store(self, store: QuantStore) -> QuantScheme:
-        return replace(self, store=store)
+        return self if store == self.store else replace(self, store=store)  # quantize asks it of every result
 
     def with_mode(self, mode: QuantMode) -> QuantScheme:
         return replace(self, mode=mode)
