@@ -192,33 +192,34 @@ def _rare_value(c: int, sign: np.ndarray, half: np.ndarray, s: float) -> np.ndar
 
 def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
     """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
-    pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype="<u2")  # class byte | magnitude byte << 8
+    raw = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=np.uint8).reshape(n, 2)
+    pair = (raw[:, 0] & 31).astype(np.intp) << 8 | raw[:, 1]  # the recipe pair as one index in 0..8191
     t = _recipe_table(value, specials)
-    around = t.around[pair]
-    out = np.where(t.fixed[pair], around, (_SIGN[pair] * s) * around)
+    out = (t.sign[raw[:, 1]] * s) * t.around[pair]
+    fixed = t.fixed[pair]
+    if fixed.any():
+        out[fixed] = t.value[pair[fixed]]
+    cls = t.cls[pair]
     with np.errstate(over="ignore", invalid="ignore"):
         x = out.astype(np.float32).astype(dtype)
-        nudge = t.nudge[pair]
-        if nudge.any():  # a tie's neighbour in the tensor's own dtype
-            for way, toward in ((1, np.inf), (-1, -np.inf)):
-                mask = nudge == way
+        for c, toward in ((TIE_UP, np.inf), (TIE_DOWN, -np.inf)):
+            mask = cls == c
+            if mask.any():  # a tie's neighbour in the tensor's own dtype
                 x[mask] = np.nextafter(x[mask], np.array(toward, dtype))
     return x
 
 
 @dataclass(frozen=True)
 class _RecipeTable:
-    """Every recipe pair's value worked out once per (value, specials), indexed by the pair as a little-endian
-    u16, so a tensor is a few table lookups: ``sign * s * around``, except where ``fixed`` (a class whose value
-    does not scale with ``s``: signed zero, subnormal, extreme, inf, NaN), which is ``around`` itself;
-    ``nudge`` +1/-1 marks the tie neighbours. The arithmetic is the per-class formula above (``_K``, ``_HALF``, ...,
-    ``_rare_value``), elementwise in f64, so the values are the same bits as computing them per tensor."""
+    """Every recipe pair's value worked out once per (value, specials), so a tensor is a few table lookups:
+    ``sign[mag] * s * around[pair]``, except where ``fixed[pair]`` (a class whose value does not scale with
+    ``s``: signed zero, subnormal, extreme, inf, NaN), which is ``value[pair]``. The arithmetic is the
+    per-class formula above (``_K``, ``_HALF``, ...), elementwise in f64, so the values are the same bits."""
+    sign: np.ndarray
     around: np.ndarray
     fixed: np.ndarray
-    nudge: np.ndarray
-
-
-_SIGN = 1.0 - 2.0 * ((np.arange(1 << 16) >> 8) & 1)  # the magnitude byte's low bit: the sign of every class
+    value: np.ndarray
+    cls: np.ndarray
 
 
 _TABLES: dict[tuple[str, bool], _RecipeTable] = {}
@@ -232,26 +233,25 @@ def _recipe_table(value: str, specials: bool) -> _RecipeTable:
 
 
 def _build_recipe_table(value: str, specials: bool) -> _RecipeTable:
-    pair = np.arange(1 << 16)
-    cls = _CLASS_OF_BYTE[pair & 31]
+    cls = np.repeat(_CLASS_OF_BYTE, 256)
     if not specials:
         cls = np.where(cls >= INF, np.where(cls <= NAN, CODE, cls), cls)
-    mag = (pair >> 8).astype(np.int64)
+    mag = np.tile(np.arange(256, dtype=np.int64), 32)
     half = mag >> 1
     sign = 1.0 - 2.0 * (mag & 1)
     lo, hi = QuantValue[value].range() if value in QuantValue.__members__ else (-127, 127)
     span = max(int(hi), 1)
     k = half % (span + 1)
     around = _K[cls] * k + _HALF[cls] + _FRAC[cls] * (mag * (span / 255.0)) + _ANCH[cls] * ((hi - lo) / 2)
+    values = np.zeros(cls.shape)
     for c in _RARE:
         mask = cls == c
         if c in (HUGE, TINY):  # sign * s * 2^(+-j): scales with s
             around[mask] = np.exp2(half[mask] % 64 if c == HUGE else -(half[mask] % 64))
         else:
-            around[mask] = _rare_value(c, sign[mask], half[mask], 1.0)
+            values[mask] = _rare_value(c, sign[mask], half[mask], 1.0)
     fixed = np.isin(cls, [c for c in _RARE if c not in (HUGE, TINY)])
-    nudge = (cls == TIE_UP).astype(np.int8) - (cls == TIE_DOWN).astype(np.int8)
-    return _RecipeTable(around, fixed, nudge)
+    return _RecipeTable(sign[:256].copy(), around, fixed, values, cls)
 
 
 def tensors(d, shape: tuple, *, dtype="f32", scale_dtype: str | None = None, value: str = "Q8S",
