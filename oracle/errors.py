@@ -138,6 +138,10 @@ _SITES = [
     PanicSite("ndarray.block_count", "assert_eq",
               "Invalid per-block quantization: {count} blocks for a {shape} tensor with {block} blocks",
               "§8 #29", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:54"),
+    PanicSite("ndarray.permute_scales", "unwrap_err", "ShapeError/{kind}: {description}",
+              "§8 #64", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:316 (q_permute's ArrayD::from_shape_vec of "
+              "a kept scale list that does not fill the current grid; the text is ndarray's ShapeError Display: "
+              "OutOfBounds for too few scales, IncompatibleShape for too many; found by qconform fuzz)"),
     PanicSite("ndarray.from_data_scheme", "unimplemented",
               "from_data not supported for scheme {scheme}",
               "§8 #30", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:72"),

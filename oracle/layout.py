@@ -182,13 +182,28 @@ def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile
     return scheme
 
 
+def _scale_grid(qt: QTensor) -> np.ndarray:
+    """ndarray ``q_permute`` rebuilds the scale grid of the current shape from the scale list it holds with
+    ``ArrayD::from_shape_vec(params_shape, list).unwrap()`` (burn-ndarray ops/qtensor.rs:316). A list kept
+    through a reshape, flip, slice or select (§9.3) may no longer fill that grid: ndarray's ``ShapeError`` is
+    ``OutOfBounds`` for too few scales and ``IncompatibleShape`` for too many (ndarray dimension/mod.rs
+    ``can_index_slice_not_custom``, impl_constructors.rs ``from_shape_vec_impl``)."""
+    grid = params_shape(qt.codes.shape, qt.scheme)
+    need = math.prod(grid)
+    if qt.scales.size < need:
+        raise panic("ndarray.permute_scales", kind="OutOfBounds", description="out of bounds indexing")
+    if qt.scales.size > need:
+        raise panic("ndarray.permute_scales", kind="IncompatibleShape", description="incompatible shapes")
+    return qt.scales.reshape(grid)
+
+
 def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True) -> QTensor:
     """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike (the
     mutants leave the grid or the dims behind)."""
     axes = axes_of(step, qt.codes.ndim)
     scales = qt.scales
     if grid and qt.scheme.block_size() is not None:
-        scales = scales.reshape(params_shape(qt.codes.shape, qt.scheme)).transpose(axes).ravel()
+        scales = _scale_grid(qt).transpose(axes).ravel()
     scheme = permute_block_dims(qt.scheme, qt.codes.ndim, axes) if dims else qt.scheme
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
@@ -242,25 +257,57 @@ def _block_index(layout: BlockLayout) -> np.ndarray:
 
 
 def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
-    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's strategy asserts
-    one scale per block of the *current* shape (§8 #29), which a kept scale list can violate after a move."""
+    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's dequantize
+    (burn-ndarray ops/qtensor.rs:541-553) writes the codes and the scale list it holds into ``QuantizedBytes``
+    and reads them back for the *current* shape, whose reader takes that shape's scale count off the end
+    (§8 #9 when the bytes are fewer), then its strategy asserts one scale per block (§8 #29): a kept scale list
+    can violate either after a move."""
     if isinstance(held, np.ndarray):
         return held
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()
+        width = held.scheme.scale_dtype().size
+        if held.codes.size + width * held.scales.size < width * blocks:
+            raise panic("bytes.too_short")
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
     return dequantize(held, "f32", profile=profile)
 
 
+def is_identity(step: dict, rank: int) -> bool:
+    """burn-tensor's ``Tensor::swap_dims(d, d)`` and ``Tensor::permute`` with the identity axes return the tensor
+    itself before reaching the backend (burn-tensor-0.22.0-pre.3 src/tensor/api/base.rs:470, :519; 0.22.1 :507,
+    :556; 0.23.0-pre.1 :532, :581): no route runs, not even flex's requantization."""
+    return step["op"] in ("swap_dims", "permute") and axes_of(step, rank) == list(range(rank))
+
+
+def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
+    """burn-tensor's ``Tensor::matmul`` computes ``[.., B, 1, K] @ [.., 1, K, N]`` as ``[.., 1, B, K] @ [.., 1, K,
+    N]`` (burn-tensor-0.22.0-pre.3 src/tensor/api/numeric.rs:817-838, 0.22.1 and 0.23.0-pre.1 :841): it calls
+    ``swap_dims(D-3, D-2)`` on the lhs first and on the product after. On a quantized lhs that swap is a layout op
+    of its own (flex requantizes a block tensor), so the GEMM can see other values than the user's. Returns the
+    swap step, or ``None`` when the shapes do not take that turn."""
+    rank = len(shape)
+    if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
+        return None
+    return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
+
+
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
     """One ``Tensor`` call on what the backend holds."""
+    if s["op"] == "matmul" and profile.gemm_crashes:
+        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
-    route = _route(s, held, profile)
     rank = held.codes.ndim
+    if is_identity(s, rank):
+        return held
+    swap = vecmat_swap(s, held.codes.shape)
+    if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
+        return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
+    route = _route(s, held, profile)
     if route == "reshape_blocks":
         _refuse_block_reshape(held, s["shape"])
         route = "move"
@@ -272,8 +319,6 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
         strided = held.last_axis_moved or (rank > 0 and axes_of(s, rank)[-1] != rank - 1)
         return QTensor(moved.codes, moved.scales, moved.global_scale,
                        _follow_packing(moved.scheme, s, rank, profile), strided)
-    if s["op"] == "matmul" and profile.gemm_crashes:
-        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved

@@ -861,8 +861,10 @@ def dequantize(qt: SlowQTensor, out_name="f32", profile=PRE3_NDARRAY) -> list[fl
         sub_byte = scheme.value in ("Q4F", "Q4S", "Q2F", "Q2S")
         if scheme.store != "Native" and scheme.store[0] == "PackedU32" and sub_byte and qt.codes:
             raise SlowPanic("provided range was outside slice")
+        # one scale per unit (a packed word, a Native vector sized for the output dtype), read at its first element
+        unit = 1 if scheme.block is None else _gpu_unit(scheme, shape, out_name)
         for i, q in enumerate(qt.codes):
-            s = qt.scales[where(i)]
+            s = qt.scales[where(i - i % unit)]
             if scheme.is_two_level():
                 out.append(cast(mul(float(q), mul(qt.global_scale, s, F32), F32), fmt))
             else:
