@@ -208,17 +208,20 @@ def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True)
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
 
-def _refuse_block_reshape(held: QTensor, shape: list[int]) -> None:
+def _refuse_block_reshape(held: QTensor, shape: list[int]) -> int | None:
     """burn-cubecl's ``q_reshape`` of a block-quantized tensor (ops/base.rs:331-376): an N-D block refuses any
     reshape but an unsqueeze; a 1-D block refuses a new last dim shorter than the block, unless there is one
-    block in all."""
+    block in all, whose scale then keeps its metadata of the old rank (returned; None: the new rank's grid)."""
     dims, curr = held.scheme.block_size().dims, list(held.codes.shape)
     new = len(shape) - len(curr)
     unsqueeze = new > 0 and list(shape[new:]) == curr
     if len(dims) > 1 and not unsqueeze and list(shape) != curr:
         raise panic("cubecl.reshape_nd_block")
-    if len(dims) == 1 and shape[-1] < dims[0] and held.scales.size > 1:
-        raise panic("cubecl.reshape_split_block")
+    if len(dims) == 1 and shape[-1] < dims[0]:
+        if held.scales.size > 1:
+            raise panic("cubecl.reshape_split_block")
+        return held.scale_rank if held.scale_rank is not None else len(curr)
+    return None
 
 
 def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
@@ -308,12 +311,18 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
         return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
     route = _route(s, held, profile)
+    scale_rank = held.scale_rank
     if route == "reshape_blocks":
-        _refuse_block_reshape(held, s["shape"])
+        scale_rank = _refuse_block_reshape(held, s["shape"])
         route = "move"
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
-                       _follow_packing(held.scheme, s, rank, profile))
+                       _follow_packing(held.scheme, s, rank, profile), scale_rank=scale_rank)
+    if route.startswith("move_") and held.scale_rank is not None:
+        # burn-cubecl permutes the scales' metadata with the tensor's axes (ops/base.rs:147)
+        beyond = [a for a in axes_of(s, rank) if a >= held.scale_rank]
+        if beyond:
+            raise panic("scale.index_out_of_bounds", len=held.scale_rank, index=beyond[0])
     if route.startswith("move_"):
         moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
         strided = held.last_axis_moved or (rank > 0 and axes_of(s, rank)[-1] != rank - 1)
