@@ -91,8 +91,6 @@ PLANES = (
 # (plane, cell pattern as fnmatch patterns per axis) -> why the cell is deliberately left empty
 OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
     ("ops", ("pack_u32", "error"), "pack_u32 has no failure mode: any i8 codes pack (extra bits are masked)"),
-    ("ops", ("ternary_matmul", "error"), ("the op is defined only for well-formed Q2S operands; shape errors are "
-                                         "the matmul's, not quantization's")),
     ("ops", ("scheme_info", "error"), "scheme-level queries are total functions"),
     ("value-class", ("two-level-split", "tensor"), "needs two scale factors (block scale and global)"),
     ("value-class", ("two-level-split", "block"), "needs two scale factors (block scale and global)"),
@@ -101,8 +99,6 @@ OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
       for op in ("quantize", "dequantize", "scheme_info")],
     ("panic", ("bytes.values_fill_shape",), ("§8 #1: TensorData::quantized checks the length first (#2, "
                                             "data.shape_mismatch), so QuantizedBytes::new's assert is unreachable")),
-    ("panic", ("cubecl.native_value",), ("§8 #57: raised for devices without i8 conversion, a device property the "
-                                        "oracle does not model; unsupported Native values hit §8 #42 first")),
 ]
 
 def out_of_scope(plane: str, cell) -> str | None:

@@ -147,6 +147,11 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
     and a mean whose summation order is the machine's (flex's SIMD width)."""
     if c.op == "compute_range" and c.params.get("calibration") == "absmean":
         return _mean_contract(c, profile)
+    if c.op == "compute_range" and _zero_sign_unpinned(c, profile):
+        why = ("a per-tensor min/max on this GPU is a reduction tree whose choice between +0 and -0 is its own "
+               "(oracle/choices.py TENSOR_EXTREMUM 'unpinned'): compared as numbers, zero tolerance")
+        contract = {"kind": "allclose", "rtol": 0.0, "atol": 0.0, "why": why}
+        return {"min": contract, "max": contract}
     if c.op == "qlayout" and c.params["steps"][-1]["op"] == "matmul":
         return _layout_matmul_contract(c, profile)
     if c.op != "ternary_matmul" or _fast_path(c.inputs["lhs"].shape, profile):
@@ -166,6 +171,13 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
                             "summation order and FMA use are its choice; any order stays within "
                             f"gamma_(K+1)*sum|a*w| (Higham, Accuracy and Stability, 3.5), K={k}, of the exact "
                             "product, which the expectation holds rounded once to f32")}}
+
+
+def _zero_sign_unpinned(c: Case, profile: str) -> bool:
+    scheme = QuantScheme.from_json(c.params["scheme"])
+    x = np.asarray(c.inputs["x"])
+    return (get_profile(profile).tensor_extremum == "unpinned" and scheme.block_size() is None
+            and bool(np.any(x == 0)))
 
 
 def _layout_matmul_contract(c: Case, profile: str) -> dict:

@@ -32,7 +32,7 @@ def _no_clamp(v, scheme, profile):
     r = ROUNDERS[profile.tie](v)
     with np.errstate(invalid="ignore"):
         r = np.clip(r, -(2.0**31), 2.0**31 - 1).astype(np.int32).astype(np.int8).astype(np.float32)
-    return store_codes(nan_codes(r, scheme.value.range()[1], profile), scheme, profile)
+    return store_codes(nan_codes(r, *scheme.value.range(), profile), scheme, profile)
 
 
 def _cast_then_clamp(v, scheme, profile):

@@ -61,7 +61,7 @@ def _tensor_extremum(x: np.ndarray, reduce, profile: Profile) -> np.ndarray:
 
 
 # Which of the equal zeros a per-tensor fold keeps: its index among them.
-ZERO_PICKS = TENSOR_EXTREMUM.steps({"first": 0, "last": -1})
+ZERO_PICKS = TENSOR_EXTREMUM.steps({"first": 0, "last": -1, "unpinned": 0})
 
 
 def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -61,7 +61,8 @@ KERNEL = Choice(
     cpu="f32 arithmetic on the f32-converted input (burn-ndarray, burn-flex, §5.2-5.3)",
     gpu="burn-cubecl's kernel: divides and dequantizes in the tensor's own dtype (§5.4, §6)",
 )
-BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)")
+BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)",
+                 wgpu="burn-wgpu: burn-cubecl's kernels compiled to WGSL (run on Mesa lavapipe)")
 
 # --- how much a profile is worth: what has been run against it -----------------------------------------------
 STATUS = Choice(
@@ -94,6 +95,7 @@ NAN_CODE = Choice(
     panic="ndarray's NumCast unwrap panics",
     zero="flex's `as i8` turns NaN into 0",
     hi="CUDA's max(min(x, hi), lo) returns hi",
+    lo="WGSL's clamp(x, lo, hi) on Mesa lavapipe returns lo (measured)",
 )
 
 # --- scales ------------------------------------------------------------------------------------------------
@@ -127,6 +129,8 @@ TENSOR_EXTREMUM = Choice(
     last="ndarray's float_min/float_max fold `if a < b {a} else {b}`: of equal values (+0, -0) the later stays",
     first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
           "equal values the first stays",
+    unpinned="a GPU reduction tree: which of +0/-0 wins depends on the tree (on lavapipe neither the first nor the "
+             "last); the oracle picks the first and the vectors compare the result as a number (zero tolerance)",
 )
 MEAN_SUMMATION = Choice(
     "mean_summation",
@@ -140,6 +144,13 @@ QUANTIZE_CHECK = Choice(
     "quantize_checks",
     **{"ndarray.matrix": "ndarray quantizes Symmetric + Native with its value matrix only",
        "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
+       "cubecl.scale_bindings": "as many scale bindings as the scheme has levels (cubek-quant launch_ref's first "
+                                "check)",
+       "wgsl.fp8_scales": "UE4M3 scales do not compile to WGSL (reported when the result is read back)",
+       "wgsl.fp8_scales_outer": "dequantizing UE4M3 scales of a tensor packed along an outer dim does not compile "
+                                "to WGSL",
+       "cubecl.native_i8": "the device converts i8: without it (WGSL) every Native and PackedNative scheme is "
+                           "refused",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",
        "cubecl.mode": "Symmetric only",
        "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
@@ -154,6 +165,8 @@ LAYOUT = Choice(
          "quantize_dynamic (burn-flex block_safe_layout_op)",
     cubecl="metadata moves for reshape/permute; q_flip unimplemented; the rest are trait defaults (spec §9.3, "
            "not run here)",
+    wgpu="the cubecl routes with burn-cubecl's reshape limits (an N-D block only unsqueezes, a 1-D block may not "
+         "span rows); a Native tensor's matmul does not compile to WGSL (measured on lavapipe)",
 )
 VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
                                         "(burn-ndarray into_data, burn-flex to_contiguous)")

@@ -256,7 +256,13 @@ def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> 
     prof = get_profile(profile)
     if not prof.observes_through_bytes:
         return qtensor
-    return from_bytes(to_bytes(qtensor, profile=prof), qtensor.codes.shape, qtensor.scheme, profile=prof)
+    data = to_bytes(qtensor, profile=prof)
+    scheme, codes = qtensor.scheme, np.asarray(qtensor.codes, dtype=np.int8)
+    if prof.writes_packed_words and scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8:
+        # The device buffer: the codes packed into u32 words (the last dim holds whole words), then the scales.
+        words = pack_u32(codes.ravel(), scheme.value, profile=prof).astype("<u4").view(np.uint8)
+        data = np.concatenate([words, data[codes.size:]])
+    return from_bytes(data, codes.shape, scheme, profile=prof)
 
 
 # --- u32 packing (§7.3) -------------------------------------------------------------------------------------

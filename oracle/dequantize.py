@@ -22,6 +22,7 @@ from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
 from .stages import Stages
+from .support import check_dequantize, check_from_data
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
@@ -31,6 +32,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
+    check_dequantize(qtensor.scheme, codes.shape, prof)
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
@@ -45,15 +47,17 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
 
 def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
-    scheme, shape = qt.scheme, qt.codes.shape
+    scheme = qt.scheme
     data = to_bytes(qt, profile=profile)
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
-    if not profile.observes_through_bytes:
-        # The GPU splits the same bytes by size; its codes are the logical ones given.
-        held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
-        return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+    return RELOADS[profile.kernel](qt, data, profile)
+
+
+def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile):
+    """The CPU backends read the bytes back with ``QuantizedBytes::into_vec_i8``."""
+    scheme, shape = qt.scheme, qt.codes.shape
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
     unaligned = LAYOUTS[profile.value_layout].empty_words_refused
     if unaligned and data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
@@ -69,6 +73,24 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     if profile.checks_qtensor and scales.size == 0:
         raise panic("flex.qtensor_no_scale")
     return values.reshape(shape), scales, glob
+
+
+def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile):
+    """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage
+    checks) and uploads the value bytes as they are: ``TensorData::quantized`` wrote one byte per value, so
+    4/2-bit PackedU32 codes (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants``
+    words). The scales are split off by size; the codes held are the logical ones given."""
+    scheme, shape = qt.scheme, qt.codes.shape
+    check_from_data(scheme, shape, profile)
+    numel = math.prod(shape)
+    oversized = scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and numel > 0
+    if oversized and profile.oversized_upload_panic is not None:
+        raise panic(profile.oversized_upload_panic)
+    held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+    return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+
+
+RELOADS = KERNEL.steps({"cpu": _reload_cpu, "gpu": _reload_gpu})
 
 
 def _cpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:

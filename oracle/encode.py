@@ -44,7 +44,7 @@ def _integer_float_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -
     """A minifloat value's scaled values rounded to integers like any value's, then stored (``store_codes``)."""
     a, b = scheme.value.range()
     r = np.clip(ROUNDERS[profile.tie](v), np.float32(a), np.float32(b))
-    return store_codes(nan_codes(r, b, profile), scheme, profile)
+    return store_codes(nan_codes(r, a, b, profile), scheme, profile)
 
 
 def _format_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
@@ -62,28 +62,29 @@ def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarr
     within i8, flex's saturating cast has nothing left to saturate)."""
     v = ROUNDERS_BEFORE_TRUNCATION[profile.tie](v)
     np.clip(v, np.float32(a), np.float32(b), out=v)
-    return nan_codes(v, b, profile).astype(np.int8)
+    return nan_codes(v, a, b, profile).astype(np.int8)
 
 
 ENCODERS = CLAMP.steps({"after_round": _round_then_clamp, "before_round": _clamp_then_round})
 
 
-def nan_codes(r: np.ndarray, b: float, profile: Profile) -> np.ndarray:
-    """The profile's NaN rule applied to rounded, clamped values ``r`` (upper bound ``b``)."""
+def nan_codes(r: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
+    """The profile's NaN rule applied to rounded, clamped values ``r`` (range ``[a, b]``)."""
     if r.size and np.isnan(r.max()):
-        return NAN_CODES[profile.nan_code](r, b)
+        return NAN_CODES[profile.nan_code](r, a, b)
     return r
 
 
-def _nan_panics(r: np.ndarray, b: float) -> np.ndarray:
+def _nan_panics(r: np.ndarray, a: float, b: float) -> np.ndarray:
     raise panic("ndarray.nan_code")
 
 
 def _nan_to(code):
-    return lambda r, b: np.where(np.isnan(r), np.float32(code(b)), r)
+    return lambda r, a, b: np.where(np.isnan(r), np.float32(code(a, b)), r)
 
 
-NAN_CODES = NAN_CODE.steps({"panic": _nan_panics, "zero": _nan_to(lambda b: 0.0), "hi": _nan_to(lambda b: b)})
+NAN_CODES = NAN_CODE.steps({"panic": _nan_panics, "zero": _nan_to(lambda a, b: 0.0), "hi": _nan_to(lambda a, b: b),
+                            "lo": _nan_to(lambda a, b: a)})
 
 
 def store_codes(r: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:

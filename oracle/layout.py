@@ -38,7 +38,7 @@ from . import choices as c
 from .blocks import BlockLayout, params_shape
 from .codec import into_data
 from .dequantize import _reload, dequantize
-from .errors import panic
+from .errors import CATALOGUE, BurnPanic, panic
 from .profiles import Profile
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
@@ -79,7 +79,19 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
+    # burn-wgpu with WGSL, measured on lavapipe: the cubecl routes, with burn-cubecl's reshape limits
+    # (ops/base.rs:330-375) and a quantized matmul whose i8 input WGSL cannot declare.
+    "wgpu": {
+        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid", "move_grid"),
+        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
+        "select": ("requantize", "requantize"),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()}, "matmul": ("float_i8", "float_i8"),
+    },
 })
+
+# The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
+_WGSL_MATMUL_KERNEL = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1"
 
 PERMUTES = ("transpose", "swap_dims", "permute")
 
@@ -248,11 +260,21 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
         return np.ascontiguousarray(apply(held, s))
     route = _route(s, held, profile)
     rank = held.codes.ndim
+    if route == "move_reshape":
+        _check_gpu_reshape(held, s["shape"])
+        route = "move"
+    if route == "float_i8":
+        if held.scheme.store.kind == "Native" and not held.scheme.is_two_level():  # two-level dequantizes first
+            raise panic("wgsl.matmul_i8", kernel=_WGSL_MATMUL_KERNEL)
+        route = "float"
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
-        return _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+        moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
+        return QTensor(moved.codes, moved.scales, moved.global_scale, _follow_packing(moved.scheme, s, rank, profile))
+    if route in CATALOGUE:  # the backend refuses the step before it reads anything
+        raise panic(route)
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved
@@ -261,6 +283,21 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if route == "requantize":
         return quantize_dynamic(moved, held.scheme, profile=profile)
     raise panic(route)
+
+
+def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
+    """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:330-375``): an N-D block survives only an unsqueeze (new
+    leading unit dims); a 1-D block may not span rows once the new last dim is shorter than it."""
+    size = qt.scheme.block_size()
+    if size is None:
+        return
+    current, new = list(qt.codes.shape), list(shape)
+    n_new = max(len(new) - len(current), 0)
+    unsqueeze = n_new > 0 and new[n_new:] == current
+    if len(size.dims) > 1 and not unsqueeze and new != current:
+        raise panic("cubecl.reshape_nd_block")
+    if len(size.dims) == 1 and new and new[-1] < size.dims[0] and qt.scales.size > 1:
+        raise panic("cubecl.reshape_split_block")
 
 
 def load(qt: QTensor, profile: Profile) -> QTensor:
@@ -279,7 +316,10 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     what a user expects the result to dequantize to."""
     held: QTensor | np.ndarray = load(qt, profile)
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
-        stages.moved = view(values(held, profile), steps)
+        try:
+            stages.moved = view(values(held, profile), steps)
+        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes)
+            stages.moved = None
     for s in steps:
         held = step(held, s, profile)
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)

@@ -175,6 +175,22 @@ class Profile:
     """ndarray's quantize builds ``TensorData::quantized``, so its byte-level asserts fire at quantize time."""
     checks_qtensor: bool = _flag()
     """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
+    from_data_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks (``oracle/support.py``) run by ``q_from_data`` (burn-cubecl's ``new_quantized``)."""
+    dequantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks run by the backend's dequantize launch (cubek-quant ``dequantize.rs``)."""
+    oversized_upload_panic: str | None = _panic_code(None)
+    """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
+    written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    scales_by_strides: bool = _flag()
+    """Measured on burn-wgpu (WGSL, lavapipe), PackedU32: the kernel indexes the given block scales by the scales
+    tensor's own strides (``scales_layout``, ``cubek-quant-0.3.0-pre.3/src/layout/scales.rs:218-242``), so a flat
+    list for a rank >= 2 tensor (what ``Tensor::quantize`` is handed here) reads, and stores, its first scale for
+    every block; a ``[4, 1]`` grid for ``[2, 2]`` blocks reads scales 0, 1, 1, 2. Scales shaped ``params_shape``
+    (``compute_q_params``'s) and rank-1 tensors are read as meant."""
+    writes_packed_words: bool = _flag()
+    """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
+    the CPU backends write one i8 per value."""
     from_data_panic: str | None = _panic_code(None)
     """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
     observes_through_bytes: bool = _flag(True)
@@ -267,9 +283,9 @@ _FLEX = Profile(
 
 _CUBECL = Profile(
     name="burn-0.22.0-pre.3/cubecl",
-    description="burn-cubecl GPU kernels (very likely, not run here): ties to even, one-level division in the "
-                "input dtype, no zero-scale guard (0/0 -> NaN -> hi); PackedU32 / Native Q8 & fp8 / "
-                "PackedNative E2M1",
+    description="burn-cubecl's GPU kernels as CUDA runs them (modelled, not run: scripts/gpu-check.sh needs an "
+                "NVIDIA GPU): ties to even, one-level division in the input dtype, no zero-scale guard (0/0 -> NaN "
+                "-> hi); PackedU32 / Native Q8 & fp8 / PackedNative E2M1",
     backend="cubecl",
     kernel="gpu",
     tie="even",
@@ -278,10 +294,36 @@ _CUBECL = Profile(
     zero_scale="none",
     input_dtypes=frozenset({"f32", "f16", "bf16"}),
     output_dtypes=frozenset({"f32", "f16", "bf16"}),
-    quantize_checks=("cubecl.storage", "cubecl.round_up_rule", "cubecl.mode", "cubecl.block_divisibility"),
+    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
+                     "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
+    from_data_checks=("cubecl.storage",),
     observes_through_bytes=False,
     layout="cubecl",
+)
+
+# burn-wgpu with WGSL shaders, measured on Mesa lavapipe (docs/findings.md "GPU kernels, measured on lavapipe"):
+# burn-cubecl's kernels as modelled above, with what WGSL and lavapipe change.
+_WGPU = _CUBECL.with_(
+    name="burn-0.22.0-pre.3/wgpu",
+    description="burn-wgpu 0.22.0-pre.3, WGSL on Mesa lavapipe (measured): burn-cubecl's PackedU32 kernels, ties to "
+                "even; NaN codes -> lo; no Native store (WGSL has no i8); UE4M3 scales fail to compile; read back "
+                "through QuantizedBytes; bf16 not declared (supports_dtype false)",
+    backend="wgpu",
+    nan_code="lo",
+    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.native_i8",
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+    dequantize_checks=("cubecl.native_i8", "wgsl.fp8_scales_outer"),
+    oversized_upload_panic="wgpu.write_range",
+    observes_through_bytes=True,
+    writes_packed_words=True,
+    scales_by_strides=True,
+    empty_range_panic="cubecl.reduce_empty",
+    empty_max_panic="cubecl.reduce_empty",
+    tensor_extremum="unpinned",
+    moves_packing_dim=True,
+    layout="wgpu",
+    status="suite_passing",
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
@@ -315,7 +357,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _NDARRAY_0_22_1, _FLEX_0_22_1,
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _WGPU, _NDARRAY_0_22_1, _FLEX_0_22_1,
                                                      _FLEX_0_23_0_PRE_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 

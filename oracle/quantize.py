@@ -32,7 +32,7 @@ from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .rounding import dtype_name
+from .rounding import dtype_name, round_up
 from .scales import effective_scales, stored_scales
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
@@ -48,6 +48,7 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     require_dtypes(prof, x, scales, global_scale)
     if checked:
         tensor_checks(scheme, global_scale)
+        scales = np.asarray(scales).ravel()  # through Tensor::quantize the scales are a flat tensor (docs/ops.md)
     return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
 
 
@@ -264,18 +265,40 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if global_scale is not None and np.asarray(global_scale).dtype != np.float32:
         dt = dtype_name(np.asarray(global_scale).dtype).upper()
         raise panic("cubecl.global_tensor_not_f32", dtype=dt, left=dt, right="F32")
-    check_quantize(scheme, x.shape, profile)
-    bindings = 1 + (global_scale is not None)
-    if bindings != scheme.num_levels():
-        raise panic("cubecl.scale_bindings", levels=scheme.num_levels(), bindings=bindings)
-    stored = stored_scales(scales.astype(np.float32).ravel(), scheme.scale_dtype(), profile)
+    check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None))
+    stored = kernel_round_up(scales.astype(np.float32).ravel(), scheme.scale_dtype(), profile)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
     layout = layout_of(x.shape, scheme)
     needed = layout.block_count()
     if stored.size < needed or (glob is not None and glob.size == 0):
         raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
                                  f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
+    if profile.scales_by_strides and scheme.block_size() is not None and x.size:
+        stored = stored[_strided_scale_index(layout, scales.shape)]
     return _held(stored, scheme, profile), glob, layout
+
+
+def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndarray:
+    """The scale each block reads when the kernel indexes the given scales tensor by its own strides (its block
+    coordinates dotted with the strides of ``given``, contiguous); a tensor of another rank than the block grid
+    (a flat list for a rank >= 2 tensor) reads its first scale everywhere (measured on lavapipe)."""
+    grid = tuple(layout.blocks)
+    if len(given) != len(grid):
+        return np.zeros(math.prod(grid), dtype=np.int64)
+    strides = np.cumprod((1, *given[:0:-1]))[::-1]
+    coords = np.indices(grid).reshape(len(grid), -1)
+    index = (coords * strides[:, None]).sum(axis=0)
+    if index.size and index.max() >= math.prod(given):
+        raise UndefinedBehaviour("the kernel reads past the given scales")
+    return index
+
+
+def kernel_round_up(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
+    """The kernel rounds each given scale up onto its dtype's grid itself (``write_scale``, cubek-quant
+    ``quantize.rs:89-108``): the host rule, but a NaN takes the bit trick (``rounding.round_up``)."""
+    if dtype is ScaleDtype.UE8M0 or dtype is ScaleDtype.F32:
+        return stored_scales(scales, dtype, profile)
+    return round_up(scales, dtype, in_kernel=True)
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):

@@ -6,6 +6,7 @@ cannot hold. Keeping them here, one small function each, keeps the arithmetic fr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from .choices import QUANTIZE_CHECK
@@ -13,17 +14,18 @@ from .errors import panic
 from .profiles import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
 
-Check = Callable[[QuantScheme, tuple[int, ...], Profile], None]
+Check = Callable[[QuantScheme, tuple[int, ...], Profile, int], None]
+"""(scheme, tensor shape, profile, scale bindings given: 1, or 2 with a global) -> None or burn's panic."""
 
 
-def _ndarray_matrix(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def _ndarray_matrix(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """ndarray quantizes Symmetric + Native only, with the values of its support matrix (§5.2)."""
     allowed = profile.block_values if scheme.block is not None else profile.tensor_values
     if not (scheme.mode is QuantMode.Symmetric and scheme.store.kind == "Native" and scheme.value.name in allowed):
         raise panic("ndarray.unsupported_scheme", scheme=scheme.debug())
 
 
-def _cubecl_storage(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def _cubecl_storage(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """``new_quantized``: packed words must tile the last dim; native storage holds whole bytes (§7.6)."""
     kind = scheme.store.kind
     if kind == "PackedU32" and shape and shape[-1] % scheme.num_quants() != 0:
@@ -37,17 +39,17 @@ def _cubecl_storage(scheme: QuantScheme, shape: tuple[int, ...], profile: Profil
         raise panic("cubecl.global_not_f32", scheme=scheme.debug(), left=glob.name, right="F32")
 
 
-def _cubecl_round_up_rule(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def _cubecl_round_up_rule(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     if scheme.scale_dtype() is ScaleDtype.UE8M0 and not profile.ue8m0:
         raise panic("cubecl.no_round_up", dtype="UE8M0")
 
 
-def _cubecl_mode(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def _cubecl_mode(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     if scheme.mode is not QuantMode.Symmetric:
         raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
 
 
-def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """Packed stores need the last block extent to hold whole words (the native vector width is a device
     property; the oracle assumes 1)."""
     size = scheme.block_size()
@@ -58,15 +60,59 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
         raise panic("cubecl.block_divisibility", div=scheme.num_quants(), block_size=last)
 
 
+def _cubecl_scale_bindings(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """``check_scale_bindings`` (``cubek-quant-0.3.0-pre.3/src/quantize.rs:218``), before the round-up rule."""
+    if bindings != scheme.num_levels():
+        raise panic("cubecl.scale_bindings", levels=scheme.num_levels(), bindings=bindings)
+
+
+def _cubecl_native_i8(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """A device without i8 conversion (WGSL has no i8) refuses every Native/PackedNative scheme before the mode
+    check (``cubek-quant-0.3.0-pre.3/src/quantize.rs:258-263, :283``); measured on lavapipe."""
+    if scheme.store.kind in ("Native", "PackedNative"):
+        raise panic("cubecl.native_value", value=scheme.value.name)
+
+
+def _wgsl_fp8_scales(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """cubecl-wgpu packs fp8 four lanes to a u32 and has no scalar fp8, which a UE4M3 scale is: the kernel fails
+    to compile, and the read-back reports it (measured; no kernel runs for an empty tensor)."""
+    if scheme.scale_dtype() is ScaleDtype.UE4M3 and math.prod(shape) > 0:
+        raise panic("wgsl.fp8_scalar")
+
+
+def _wgsl_fp8_scales_outer(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """Dequantizing a PackedU32 tensor packed along an outer dim (after a transpose) reads its UE4M3 scales one at
+    a time, which WGSL cannot compile either (measured; along the innermost dim the vectorized kernel compiles)."""
+    store = scheme.store
+    if scheme.scale_dtype() is ScaleDtype.UE4M3 and store.kind == "PackedU32" and store.dim != 0:
+        raise panic("wgsl.fp8_scalar")
+
+
 CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "ndarray.matrix": _ndarray_matrix,
     "cubecl.storage": _cubecl_storage,
+    "cubecl.scale_bindings": _cubecl_scale_bindings,
+    "cubecl.native_i8": _cubecl_native_i8,
+    "wgsl.fp8_scales": _wgsl_fp8_scales,
+    "wgsl.fp8_scales_outer": _wgsl_fp8_scales_outer,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
     "cubecl.mode": _cubecl_mode,
     "cubecl.block_divisibility": _cubecl_block_divisibility,
 })
 
 
-def check_quantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def check_quantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int = 1) -> None:
     for name in profile.quantize_checks:
-        CHECKS[name](scheme, shape, profile)
+        CHECKS[name](scheme, shape, profile, bindings)
+
+
+def check_from_data(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+    """The checks of the backend's ``q_from_data`` (burn-cubecl allocates through ``new_quantized``)."""
+    for name in profile.from_data_checks:
+        CHECKS[name](scheme, shape, profile, scheme.num_levels())
+
+
+def check_dequantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+    """The checks of the backend's dequantize launch (cubek-quant ``dequantize.rs:198-250``)."""
+    for name in profile.dequantize_checks:
+        CHECKS[name](scheme, shape, profile, scheme.num_levels())

@@ -78,7 +78,8 @@ def _supported(scheme: dict, profile) -> bool:
     if obj is None:
         return False
     try:
-        check_quantize(obj, tuple(obj.block_size().dims) if obj.block_size() else (4,), profile)
+        check_quantize(obj, tuple(obj.block_size().dims) if obj.block_size() else (4,), profile,
+                       bindings=obj.num_levels())
     except oracle.BurnPanic:
         return False
     return True

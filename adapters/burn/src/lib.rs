@@ -9,6 +9,7 @@ pub mod scheme;
 
 use std::marker::PhantomData;
 
+use burn_std::DType;
 use qconform_protocol::{Backend, Failure, Output, Tensors};
 use serde_json::{Value, json};
 
@@ -16,10 +17,32 @@ pub use ops::Target;
 
 /// Float dtypes declared for every backend: a backend that cannot hold one (burn-ndarray has no
 /// f16/bf16 tensors) answers with burn's own panic, which the oracle profile expects.
-const FLOAT_DTYPES: &[&str] = &["f32", "f16", "bf16"];
+const FLOAT_DTYPES: &[(&str, DType)] = &[("f32", DType::F32), ("f16", DType::F16), ("bf16", DType::BF16)];
+/// Scale dtypes, each with the float dtype its device buffer has (if any).
+const SCALE_DTYPES: &[(&str, Option<DType>)] = &[
+    ("F32", Some(DType::F32)),
+    ("F16", Some(DType::F16)),
+    ("BF16", Some(DType::BF16)),
+    ("UE8M0", None),
+    ("UE4M3", None),
+];
 
 /// The handshake reply (protocol.md, "Handshake").
 pub fn hello<T: Target>() -> Value {
+    let floats: Vec<&str> = FLOAT_DTYPES.iter().filter(|(_, d)| T::declares(*d)).map(|(n, _)| *n).collect();
+    let scales: Vec<&str> = SCALE_DTYPES.iter().map(|(n, _)| *n).collect();
+    let device_scales: Vec<&str> =
+        SCALE_DTYPES.iter().filter(|(_, d)| d.is_none_or(T::declares)).map(|(n, _)| *n).collect();
+    // Narrowed per op (protocol.md, `per_op`): the parts of an op burn does not reach.
+    let mut per_op = serde_json::Map::new();
+    // burn's CPU packer and the public path to its unpacker, per release (compat.rs).
+    per_op.insert("pack_u32".into(), json!({"values": compat::PACK_VALUES}));
+    per_op.insert("unpack_u32".into(), json!({"values": compat::UNPACK_VALUES}));
+    if device_scales.len() < scales.len() {
+        for op in ops::DEVICE_OPS {
+            per_op.insert((*op).into(), json!({"scale_dtypes": device_scales}));
+        }
+    }
     json!({
         "type": "hello",
         "protocol": 1,
@@ -31,15 +54,10 @@ pub fn hello<T: Target>() -> Value {
             "values": ["Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"],
             "stores": ["Native", "PackedU32", "PackedNative"],
             "modes": ["Symmetric", "Lookup"],
-            "scale_dtypes": ["F32", "F16", "BF16", "UE8M0", "UE4M3"],
-            "input_dtypes": FLOAT_DTYPES,
-            "output_dtypes": FLOAT_DTYPES,
-            // Narrowed per op (protocol.md, `per_op`): the parts of an op burn does not reach.
-            "per_op": {
-                // burn's CPU packer and the public path to its unpacker, per release (compat.rs).
-                "pack_u32": {"values": compat::PACK_VALUES},
-                "unpack_u32": {"values": compat::UNPACK_VALUES},
-            },
+            "scale_dtypes": scales,
+            "input_dtypes": floats,
+            "output_dtypes": floats,
+            "per_op": per_op,
         },
         "build": {
             "harness": env!("CARGO_PKG_VERSION"),
@@ -89,24 +107,21 @@ impl<T: Target> Backend for Harness<T> {
         ops::run::<T>(op, params, inputs)
     }
 
-    /// After a panic (already answered), a device that no longer computes is replaced with a fresh
-    /// process, so the next request's outcome is its own (see `restart_fresh`).
+    /// After a panic (already answered), a device that no longer computes ends the process, so the next
+    /// request meets a fresh one (see `exit_for_fresh_device`).
     fn after_failure(&mut self, failure: &Failure) {
         if matches!(failure, Failure::Panic { .. }) && !ops::device_healthy::<T>() {
-            restart_fresh();
+            exit_for_fresh_device();
         }
     }
 }
 
-/// Replaces this process with a fresh copy of itself on the same stdin/stdout, so the next request
-/// meets a new device. One request is in flight at a time and its reply is already flushed, so no
-/// input is lost. A panic that leaves burn's device unusable is rare (burn-fusion's device thread
-/// poisons every later operation; the lean builds panic synchronously), but when it happens, a
-/// later request's error would otherwise be blamed on the wrong vector.
-fn restart_fresh() -> ! {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().unwrap_or_else(|_| std::env::args().next().unwrap_or_default().into());
-    let err = std::process::Command::new(&exe).exec();
-    eprintln!("[qconform-burn] device unusable after a panic and re-exec of {exe:?} failed: {err}");
-    std::process::exit(1)
+/// Ends the process after a panic that left burn's device unusable (burn-fusion's device thread poisons every
+/// later operation; on WGSL a kernel that fails to compile leaves the server "in an invalid state"), so a later
+/// request's error is not blamed on the wrong vector. The reply is already flushed; the client restarts the
+/// process for its next request. An `exec` on the same pipes would lose requests the client pipelined
+/// (`run_many`): they sit in this process's stdin buffer, and both sides would wait on each other.
+fn exit_for_fresh_device() -> ! {
+    eprintln!("[qconform-burn] the device no longer computes after a panic: exiting for a fresh process");
+    std::process::exit(3)
 }

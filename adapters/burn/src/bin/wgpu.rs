@@ -19,6 +19,12 @@ impl qconform_burn::Target for WgpuTarget {
     fn backend_device() -> WgpuDevice {
         WgpuDevice::DefaultDevice
     }
+
+    /// burn's own answer: WGSL has no bf16, so `supports_dtype(BF16)` is false, yet burn-wgpu
+    /// accepts bf16 tensors and computes garbage in them (docs/findings.md).
+    fn declares(dtype: burn_std::DType) -> bool {
+        Self::device().supports_dtype(dtype)
+    }
 }
 
 fn main() {
