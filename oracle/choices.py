@@ -130,7 +130,8 @@ TENSOR_EXTREMUM = Choice(
     first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
           "equal values the first stays",
     unpinned="a GPU reduction tree: which of +0/-0 wins depends on the tree (on lavapipe neither the first nor the "
-             "last); the oracle picks the first and the vectors compare the result as a number (zero tolerance)",
+             "last, per tensor and per block); the oracle picks the first and the vectors compare min/max as numbers "
+             "(zero tolerance)",
 )
 MEAN_SUMMATION = Choice(
     "mean_summation",
@@ -146,6 +147,7 @@ QUANTIZE_CHECK = Choice(
        "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
        "cubecl.scale_bindings": "as many scale bindings as the scheme has levels (cubek-quant launch_ref's first "
                                 "check)",
+       "cubecl.packed_dim_rank": "a packed dim within the tensor's rank (beyond it, a wrapped shape index panics)",
        "wgsl.fp8_scales": "UE4M3 scales do not compile to WGSL (reported when the result is read back)",
        "wgsl.fp8_scales_outer": "dequantizing UE4M3 scales of a tensor packed along an outer dim does not compile "
                                 "to WGSL",

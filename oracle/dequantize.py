@@ -37,7 +37,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
-    values = VALUES[prof.kernel](codes, qtensor.scheme.value, prof)
+    values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
     x = PRODUCTS[prof.kernel](values, layout.spread(effective), glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
@@ -106,7 +106,7 @@ def _gpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -
         return (q * e).astype(np.float32)
 
 
-def _cpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
+def _cpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:
     """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
     says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
     if value.is_float:
@@ -114,9 +114,13 @@ def _cpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.nd
     return codes.astype(np.float32)
 
 
-def _gpu_values(codes: np.ndarray, value: QuantValue, profile: Profile) -> np.ndarray:
-    """The GPU decodes a float value's fp8/fp4 bit pattern."""
-    return minifloat_values(codes, value) if value.is_float else codes.astype(np.float32)
+def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:
+    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern; a PackedU32 word holds integers,
+    whatever the value (the quantize kernel stores each rounded integer's bit field), and the packed dequantize
+    reads them back as integers (measured on lavapipe: E4M3 code -128 dequantizes to -128, not -0)."""
+    if value.is_float and not packed_u32:
+        return minifloat_values(codes, value)
+    return codes.astype(np.float32)
 
 
 # What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.

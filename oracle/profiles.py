@@ -182,6 +182,10 @@ class Profile:
     oversized_upload_panic: str | None = _panic_code(None)
     """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
     written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    scales_read_as_input_dtype: bool = _flag()
+    """The kernel views the given scales buffer as the input's float dtype (``ScalesView<F>``): f32 scales under
+    an f16 input are reinterpreted, not converted (issue 9's prediction 2, measured on burn-wgpu; the CUDA model
+    leaves it out, where a short view would read past the buffer)."""
     scales_by_strides: bool = _flag()
     """Measured on burn-wgpu (WGSL, lavapipe), PackedU32: the kernel indexes the given block scales by the scales
     tensor's own strides (``scales_layout``, ``cubek-quant-0.3.0-pre.3/src/layout/scales.rs:218-242``), so a flat
@@ -312,12 +316,14 @@ _WGPU = _CUBECL.with_(
     backend="wgpu",
     nan_code="lo",
     quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.native_i8",
-                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales", "cubecl.packed_dim_rank"),
+    from_data_checks=("cubecl.packed_dim_rank", "cubecl.storage"),
     dequantize_checks=("cubecl.native_i8", "wgsl.fp8_scales_outer"),
     oversized_upload_panic="wgpu.write_range",
     observes_through_bytes=True,
     writes_packed_words=True,
     scales_by_strides=True,
+    scales_read_as_input_dtype=True,
     empty_range_panic="cubecl.reduce_empty",
     empty_max_panic="cubecl.reduce_empty",
     tensor_extremum="unpinned",

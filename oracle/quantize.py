@@ -266,7 +266,10 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
         dt = dtype_name(np.asarray(global_scale).dtype).upper()
         raise panic("cubecl.global_tensor_not_f32", dtype=dt, left=dt, right="F32")
     check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None))
-    stored = kernel_round_up(scales.astype(np.float32).ravel(), scheme.scale_dtype(), profile)
+    read = np.asarray(scales).ravel()
+    if profile.scales_read_as_input_dtype:
+        read = _as_input_dtype(read, x.dtype)
+    stored = kernel_round_up(read.astype(np.float32), scheme.scale_dtype(), profile)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
     layout = layout_of(x.shape, scheme)
     needed = layout.block_count()
@@ -276,6 +279,21 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if profile.scales_by_strides and scheme.block_size() is not None and x.size:
         stored = stored[_strided_scale_index(layout, scales.shape)]
     return _held(stored, scheme, profile), glob, layout
+
+
+def _as_input_dtype(scales: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The kernel views the scales buffer as the input's float dtype (``ScalesView<F>``, cubek-quant
+    ``quantize.rs:110-143``): scales of another dtype are reinterpreted, not converted (issue 9's prediction 2,
+    measured on lavapipe: an f32 scale 1.0 under an f16 input reads its low half, 0x0000 = 0.0). Only as many
+    entries as were given are ever addressed."""
+    flat = np.ascontiguousarray(scales).ravel()
+    if flat.dtype == dtype:
+        return flat
+    raw = flat.tobytes()
+    view = np.frombuffer(raw, dtype=dtype, count=len(raw) // np.dtype(dtype).itemsize)
+    if view.size < flat.size:
+        raise UndefinedBehaviour(f"{flat.size} {flat.dtype} scales read as {dtype}: past the buffer")
+    return view[: flat.size]
 
 
 def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndarray:

@@ -53,9 +53,9 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
     """Packed stores need the last block extent to hold whole words (the native vector width is a device
     property; the oracle assumes 1)."""
     size = scheme.block_size()
-    if size is None or scheme.store.kind != "PackedU32":
+    if size is None or scheme.store.kind != "PackedU32" or not size.dims:
         return
-    last = size.to_dim_vec(max(len(shape), 1))[-1]
+    last = size.dims[-1]  # the block's own last entry, whatever the tensor's rank (cubek-quant lib.rs:30)
     if last % scheme.num_quants() != 0:
         raise panic("cubecl.block_divisibility", div=scheme.num_quants(), block_size=last)
 
@@ -88,12 +88,21 @@ def _wgsl_fp8_scales_outer(scheme: QuantScheme, shape: tuple[int, ...], profile:
         raise panic("wgsl.fp8_scalar")
 
 
+def _cubecl_packed_dim_rank(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """A packed dim at or beyond the tensor's rank indexes its shape at ``rank - 1 - dim``, which wraps as a usize
+    (measured on burn-wgpu: ``index out of bounds: the len is 1 but the index is 18446744073709551615``)."""
+    store, rank = scheme.store, max(len(shape), 1)
+    if store.kind != "Native" and store.dim >= rank:
+        raise panic("scale.index_out_of_bounds", len=rank, index=(rank - 1 - store.dim) % 2**64)
+
+
 CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "ndarray.matrix": _ndarray_matrix,
     "cubecl.storage": _cubecl_storage,
     "cubecl.scale_bindings": _cubecl_scale_bindings,
     "cubecl.native_i8": _cubecl_native_i8,
     "wgsl.fp8_scales": _wgsl_fp8_scales,
+    "cubecl.packed_dim_rank": _cubecl_packed_dim_rank,
     "wgsl.fp8_scales_outer": _wgsl_fp8_scales_outer,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
     "cubecl.mode": _cubecl_mode,

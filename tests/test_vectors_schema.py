@@ -49,7 +49,7 @@ def _burn_is_inexact(v: dict, profile: str) -> bool:
         return True  # exact only on ndarray's fast path, which the generator decides from the lhs shape
     if v["op"] == "qlayout" and v["params"]["steps"][-1]["op"] == "matmul":
         return True  # q.matmul(f): a float GEMM on every backend
-    if v["op"] == "compute_range" and v["params"]["scheme"]["block"] is None and \
+    if v["op"] == "compute_range" and v["params"].get("calibration") == "minmax" and \
             oracle.get_profile(profile).tensor_extremum == "unpinned":
         return True  # a GPU reduction tree picks between +0 and -0 its own way
     return (v["op"] == "compute_range" and v["params"].get("calibration") == "absmean"

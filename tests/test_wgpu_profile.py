@@ -140,3 +140,37 @@ def test_reshape_limits_of_block_quantized_tensors():
     rows = o.QTensor(codes, np.ones(4, np.float32), None, PACKED.per_block([8], ScaleDtype.F32))
     raises("cubecl.reshape_split_block", "not implemented: Reshape would split a block across multiple rows.",
            run_steps, rows, [{"op": "reshape", "shape": [16, 2]}], get_profile(WGPU))
+
+
+# Found by `qconform fuzz` against the real binary (seed 20261130), then read in the sources.
+
+def test_given_scales_are_viewed_as_the_input_dtype():
+    # f32 bits 0x3F804000 (1.001953125): an f16 view reads the low half first, 0x4000 = 2.0 (issue 9, prediction 2)
+    scale = np.array([0x3F804000], np.uint32).view(np.float32)
+    assert scale[0] == np.float32(1.001953125)
+    x = np.full(4, 4.0, np.float16)
+    qt = o.quantize(x, PACKED, scale, profile=WGPU)
+    assert qt.codes.tolist() == [2, 2, 2, 2] and qt.scales.tolist() == [2.0]
+    assert o.quantize(x, PACKED, scale, profile=FLEX).codes.tolist() == [4, 4, 4, 4]  # 4 / 1.00195 rounds to 4
+
+
+def test_packed_float_values_dequantize_as_integers():
+    # a PackedU32 word holds integers, also for E4M3: code -128 is -128, not E4M3's 0x80 (-0.0)
+    qt = o.QTensor(np.array([-128, 3, 0, 127], np.int8), np.ones(1, np.float32), None,
+                   PACKED.with_value(QuantValue.E4M3))
+    assert o.dequantize(qt, profile=WGPU).tolist() == [-128.0, 3.0, 0.0, 127.0]
+
+
+def test_the_block_divisibility_check_reads_the_blocks_own_last_entry():
+    # per_block([2, 4, 2]) on a [2, 4] tensor: cubek-quant asserts on 2 (the block's last entry), not on the 4
+    # of the block cut to the tensor's rank
+    scheme = PACKED.with_value(QuantValue.E4M3).per_block([2, 4, 2], ScaleDtype.F32)
+    raises("cubecl.block_divisibility", "Block size must be divisible by 4, got block_size=2",
+           o.quantize, np.zeros((2, 4), np.float32), scheme, np.ones(1, np.float32), profile=WGPU)
+
+
+def test_a_packed_dim_beyond_the_rank_wraps_a_shape_index():
+    scheme = Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([4], ScaleDtype.F32)
+    qt = o.QTensor(np.zeros(4, np.int8), np.ones(1, np.float32), None, scheme)
+    raises("scale.index_out_of_bounds", "index out of bounds: the len is 1 but the index is 18446744073709551615",
+           o.dequantize, qt, profile=WGPU)
