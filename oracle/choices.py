@@ -149,8 +149,6 @@ QUANTIZE_CHECK = Choice(
                                 "check)",
        "cubecl.packed_dim_rank": "a packed dim within the tensor's rank (beyond it, a wrapped shape index panics)",
        "wgsl.fp8_scales": "UE4M3 scales do not compile to WGSL (reported when the result is read back)",
-       "wgsl.fp8_scales_outer": "dequantizing UE4M3 scales of a tensor packed along an outer dim does not compile "
-                                "to WGSL",
        "cubecl.native_i8": "the device converts i8: without it (WGSL) every Native and PackedNative scheme is "
                            "refused",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",

@@ -38,7 +38,8 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     if stages is not None:
         stages.effective_scales = effective
     values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
-    x = PRODUCTS[prof.kernel](values, layout.spread(effective), glob is None, out)
+    per_element = SPREADS[prof.kernel](layout.spread(effective), codes.shape, qtensor.scheme)
+    x = PRODUCTS[prof.kernel](values, per_element, glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -126,6 +127,20 @@ def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
 # What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.
 FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
                                     "format": minifloat_values})
+
+def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme) -> np.ndarray:
+    """The GPU's packed dequantize reads one scale per u32 word, the one of the word's first value (measured on
+    lavapipe: per_block([2]) Q8S codes in one word all take the first block's scale). Words pack the innermost
+    dim, whose length holds whole words (``Can't store in u32`` otherwise)."""
+    if scheme.store.kind != "PackedU32" or scheme.block_size() is None or not math.prod(shape):
+        return spread
+    n = scheme.num_quants()
+    full = np.broadcast_to(spread, shape).reshape(-1)
+    return full[(np.arange(full.size) // n) * n].reshape(shape)
+
+
+# Which effective scale each element meets: the block's (CPU), the block of its word's first value (GPU, packed).
+SPREADS = KERNEL.steps({"cpu": lambda spread, shape, scheme: spread, "gpu": _per_word})
 
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
 VALUES = KERNEL.steps({"cpu": _cpu_values, "gpu": _gpu_values})

@@ -186,6 +186,10 @@ class Profile:
     """The kernel views the given scales buffer as the input's float dtype (``ScalesView<F>``): f32 scales under
     an f16 input are reinterpreted, not converted (issue 9's prediction 2, measured on burn-wgpu; the CUDA model
     leaves it out, where a short view would read past the buffer)."""
+    empty_keeps_given_bytes: bool = _flag()
+    """No kernel runs for an empty tensor: burn-wgpu keeps the given scales' bytes as its scale storage, unrounded
+    and reinterpreted; where they do not fill it, the rest is reused memory (measured: an f16 scale 1.0 under F32
+    storage read back as 0x00003C00 in a fresh process, 0x81813C00 after other requests), so that is undefined."""
     scales_by_strides: bool = _flag()
     """Measured on burn-wgpu (WGSL, lavapipe), PackedU32: the kernel indexes the given block scales by the scales
     tensor's own strides (``scales_layout``, ``cubek-quant-0.3.0-pre.3/src/layout/scales.rs:218-242``), so a flat
@@ -315,15 +319,17 @@ _WGPU = _CUBECL.with_(
                 "through QuantizedBytes; bf16 not declared (supports_dtype false)",
     backend="wgpu",
     nan_code="lo",
-    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.native_i8",
-                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales", "cubecl.packed_dim_rank"),
-    from_data_checks=("cubecl.packed_dim_rank", "cubecl.storage"),
-    dequantize_checks=("cubecl.native_i8", "wgsl.fp8_scales_outer"),
+    quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.round_up_rule",
+                     "cubecl.native_i8",
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+    from_data_checks=("cubecl.storage", "cubecl.packed_dim_rank"),
+    dequantize_checks=("cubecl.native_i8", "wgsl.fp8_scales"),
     oversized_upload_panic="wgpu.write_range",
     observes_through_bytes=True,
     writes_packed_words=True,
     scales_by_strides=True,
     scales_read_as_input_dtype=True,
+    empty_keeps_given_bytes=True,
     empty_range_panic="cubecl.reduce_empty",
     empty_max_panic="cubecl.reduce_empty",
     tensor_extremum="unpinned",

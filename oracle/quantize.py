@@ -278,6 +278,10 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
                                  f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
     if profile.scales_by_strides and scheme.block_size() is not None and x.size:
         stored = stored[_strided_scale_index(layout, scales.shape)]
+    unfilled = np.asarray(scales).dtype.itemsize != scheme.scale_dtype().size
+    if profile.empty_keeps_given_bytes and x.size == 0 and needed and unfilled:
+        raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
+                                 "the rest of the buffer is whatever memory it reused")
     return _held(stored, scheme, profile), glob, layout
 
 

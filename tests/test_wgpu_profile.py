@@ -174,3 +174,24 @@ def test_a_packed_dim_beyond_the_rank_wraps_a_shape_index():
     qt = o.QTensor(np.zeros(4, np.int8), np.ones(1, np.float32), None, scheme)
     raises("scale.index_out_of_bounds", "index out of bounds: the len is 1 but the index is 18446744073709551615",
            o.dequantize, qt, profile=WGPU)
+
+
+def test_a_packed_word_takes_the_scale_of_its_first_value():
+    scheme = PACKED.per_block([2], ScaleDtype.F32)
+    qt = o.QTensor(np.full(4, -127, np.int8), np.array([0.0, 1.0], np.float32), None, scheme)
+    assert bits(o.dequantize(qt, profile=WGPU)) == [0x80000000] * 4  # -127 * 0 = -0.0, four times
+    assert o.dequantize(qt, profile=FLEX).tolist() == [-0.0, -0.0, -127.0, -127.0]
+
+
+def test_ue4m3_scales_do_not_dequantize_either():
+    qt = o.QTensor(np.ones(4, np.int8), np.ones(1, np.float32), None, PACKED.per_block([4], ScaleDtype.UE4M3))
+    raises("wgsl.fp8_scalar", FP8_SCALAR, o.dequantize, qt, profile=WGPU)
+
+
+def test_an_empty_tensor_with_scales_that_do_not_fill_their_storage_is_undefined():
+    # no kernel runs: an f16 scale (2 bytes) under F32 storage leaves 2 bytes of reused memory (measured: 0x0000
+    # in a fresh process, 0x8181 after other requests)
+    with pytest.raises(o.UndefinedBehaviour):
+        o.quantize(np.zeros(0, np.float16), PACKED, np.array([1.0], np.float16), profile=WGPU, checked=True)
+    assert o.quantize(np.zeros(0, np.float32), PACKED, np.array([0.3], np.float32), profile=WGPU).scales.tolist() \
+        == [np.float32(0.3)]

@@ -148,6 +148,16 @@ def _real_wgpu():
              {"x": f32(np.zeros((2, 4))), "scales": f32([1.0])}, spec=("§8 #59",),
              reason="per_block([2, 4, 2]) on a [2, 4] tensor: cubek-quant asserts on the block's own last entry "
                     "(lib.rs:30, 2), not on the block cut to the tensor's rank (4) (issue 9, prediction 8)"),
+        case("dequantize/fuzz/packed-word-shares-a-scale", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 0), block=[2]), "dtype": "f32"},
+             {"codes": i8([-127] * 4), "scales": f32([0.0, 1.0])}, spec=("§6",),
+             reason="per_block([2]) Q8S codes in one u32 word: burn-wgpu's packed dequantize reads one scale per "
+                    "word, the first value's (0), so all four give -0.0; the CPU backends give -0, -0, -127, -127"),
+        case("dequantize/fuzz/ue4m3-scales-packed", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 0), block=[4], block_dtype="UE4M3"), "dtype": "f32"},
+             {"codes": i8([-127] * 4), "scales": f32([1.0])}, spec=("§6",),
+             reason="UE4M3 block scales: burn-wgpu's dequantize kernel reads a scalar fp8, which WGSL cannot "
+                    "compile (reported at read-back); the CPU backends decode the byte"),
         case("dequantize/fuzz/packed-dim-beyond-rank", "dequantize",
              {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[4]), "dtype": "f32"},
              {"codes": i8([-127, 1, 2, 3]), "scales": f32([1.0])}, spec=("§7.6",),
