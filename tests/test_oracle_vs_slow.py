@@ -337,14 +337,12 @@ def schemes(draw, profile: str, dynamic: bool, level: str | None = None):
         if draw(st.integers(0, 3)) == 0:
             block = [1, *block]  # canonicalization drops it
         block_dims = S.to_dim_vec(S.canonical_block(block), rank)
-        if nq > 1:  # packed: the last block extent must hold whole words
-            last = S.to_dim_vec(S.canonical_block(block), rank)[-1]
-            if last % nq:
-                canon = list(S.canonical_block(block)) or [1]
-                n = min(rank, len(canon))
-                canon[n - 1] = nq
-                block = canon
-                block_dims = S.to_dim_vec(S.canonical_block(block), rank)
+        if nq > 1:  # packed: the block's own last entry must hold whole words (cubek-quant checks that entry)
+            canon = (list(S.canonical_block(block)) or [1])[-rank:]
+            if canon[-1] % nq:
+                canon[-1] = nq
+            block = canon
+            block_dims = S.to_dim_vec(S.canonical_block(block), rank)
         if level == "block":
             block_dtype = draw(st.sampled_from(tensor_dtypes))
         else:
