@@ -130,13 +130,15 @@ FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype
 
 def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme) -> np.ndarray:
     """The GPU's packed dequantize reads one scale per u32 word, the one of the word's first value (measured on
-    lavapipe: per_block([2]) Q8S codes in one word all take the first block's scale). Words pack the innermost
-    dim, whose length holds whole words (``Can't store in u32`` otherwise)."""
+    lavapipe: per_block([2]) Q8S codes in one word all take the first block's scale); the words run along the
+    packed dim."""
     if scheme.store.kind != "PackedU32" or scheme.block_size() is None or not math.prod(shape):
         return spread
-    n = scheme.num_quants()
-    full = np.broadcast_to(spread, shape).reshape(-1)
-    return full[(np.arange(full.size) // n) * n].reshape(shape)
+    n, axis = scheme.num_quants(), len(shape) - 1 - scheme.store.dim  # words run along the packed dim
+    if not 0 <= axis < len(shape):
+        return spread
+    full = np.broadcast_to(spread, shape)
+    return np.take(full, (np.arange(shape[axis]) // n) * n, axis=axis)
 
 
 # Which effective scale each element meets: the block's (CPU), the block of its word's first value (GPU, packed).

@@ -53,8 +53,10 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
     """Packed stores need the last block extent to hold whole words (the native vector width is a device
     property; the oracle assumes 1)."""
     size = scheme.block_size()
-    if size is None or scheme.store.kind != "PackedU32" or not size.dims:
+    if size is None or scheme.store.kind != "PackedU32":
         return
+    if not size.dims:  # `block_size.as_slice().last().unwrap()`: the text ndarray's NaN unwrap shares
+        raise panic("ndarray.nan_code")
     last = size.dims[-1]  # the block's own last entry, whatever the tensor's rank (cubek-quant lib.rs:30)
     if last % scheme.num_quants() != 0:
         raise panic("cubecl.block_divisibility", div=scheme.num_quants(), block_size=last)
