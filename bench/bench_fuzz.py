@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Fuzz cases per second, in one run: drawing alone, the oracle against itself in process, each real burn binary
-through the subprocess protocol (judged against its own profile), and digest mode (no oracle, no judging).
+through the subprocess protocol (judged against its own profile), the same with ``--jobs`` worker processes, and
+digest mode (no oracle, no judging).
 
-    python bench/bench_fuzz.py [--cases N] [--seed S] [--binaries DIR]
+    python bench/bench_fuzz.py [--cases N] [--seed S] [--jobs J] [--binaries DIR]
+
+Two rates per row: cases per wall-clock second, and cases per CPU-second (this process, its workers and its
+backend processes): on the shared machine the second moves much less with the load, and their ratio shows how
+much of a core the row really got.
 
 A case is drawn, answered by the oracle (the expectation) and by the backend, and judged exactly as in
 ``qconform fuzz`` (diagnosis only on failures; none are expected). Goals (issue 11): >= 5,000 cases/s in
@@ -36,44 +41,53 @@ def rate(n: int, seconds: float) -> str:
     return f"{n / seconds:>9,.0f}"
 
 
+def cpu() -> float:
+    """CPU seconds of this process and of its children that were waited for (a closed backend, finished workers):
+    on a shared machine this moves far less with the load than wall time does."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes for the --jobs rows")
     ap.add_argument("--binaries", type=Path, default=Path(os.environ.get(
         "CARGO_TARGET_DIR", Path.home() / ".cache/qconform/cargo-target")) / "release")
     args = ap.parse_args()
     warnings.simplefilter("ignore", RuntimeWarning)
     n = args.cases
-    print(f"{n} cases per row, seed {args.seed}, load average {os.getloadavg()[0]:.1f}")
-    print(f"{'what':<52} {'cases/s':>9}  statuses")
+    print(f"{n} cases per row, seed {args.seed}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    print(f"{'what':<52} {'cases/s':>9} {'per CPU-s':>9}  statuses")
 
-    start = time.perf_counter()
+    start, used = time.perf_counter(), cpu()
     with np.errstate(all="ignore"):
         for i in range(n):
             draw_case(RandomDraw(f"{args.seed}:{i}"), NDARRAY)
-    print(f"{'drawing only (ndarray profile)':<52} {rate(n, time.perf_counter() - start)}")
+    print(f"{'drawing only (ndarray profile)':<52} {rate(n, time.perf_counter() - start)} {rate(n, cpu() - used)}")
 
-    rows = [("oracle vs oracle, in process", "oracle", None)]
-    rows += [(f"{b} (subprocess)", f"subprocess:{args.binaries / b}", None) for b in BINARIES
-             if (args.binaries / b).exists()]
-    for label, spec, profile in rows:
-        f = engine.Fuzzer(spec, profile=profile, seed=args.seed)
-        start = time.perf_counter()
+    found = [b for b in BINARIES if (args.binaries / b).exists()]
+    rows = [("oracle vs oracle, in process", "oracle", 1)]
+    rows += [(f"{b} (subprocess)", f"subprocess:{args.binaries / b}", 1) for b in found]
+    rows += [(f"oracle vs oracle, --jobs {args.jobs}", "oracle", args.jobs)]
+    rows += [(f"{b}, --jobs {args.jobs}", f"subprocess:{args.binaries / b}", args.jobs) for b in found[:1]]
+    for label, spec, jobs in rows:
+        start, used = time.perf_counter(), cpu()
+        f = engine.Fuzzer(spec, seed=args.seed, jobs=jobs)
         report = f.run(cases=n, shrink=False, log=lambda m: None)
-        took = time.perf_counter() - start
         f.close()
+        took, spent = time.perf_counter() - start, cpu() - used
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(report.statuses.items()))
-        print(f"{label:<52} {rate(n, took)}  {statuses}; {len(report.divergences)} classes")
+        print(f"{label:<52} {rate(n, took)} {rate(n, spent)}  {statuses}; {len(report.divergences)} classes")
 
     for label, spec in [("digest, oracle in process", "oracle")] + \
-            [(f"digest, {b}", f"subprocess:{args.binaries / b}") for b in BINARIES if (args.binaries / b).exists()]:
+            [(f"digest, {b}", f"subprocess:{args.binaries / b}") for b in found]:
+        start, used = time.perf_counter(), cpu()
         backend = open_backend(spec)
-        start = time.perf_counter()
         engine.digest_run(backend, backend.hello.profile, seed=args.seed, cases=n)
-        took = time.perf_counter() - start
         backend.close()
-        print(f"{label:<52} {rate(n, took)}")
+        print(f"{label:<52} {rate(n, time.perf_counter() - start)} {rate(n, cpu() - used)}")
     return 0
 
 

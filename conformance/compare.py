@@ -78,14 +78,12 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
     """The verdict on one vector. ``classify(message) -> code`` infers codes a backend left out."""
     exp = vector.expected[profile]
     v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
-    head = f"{vector.alias} [{vector.id}] op {vector.op}, {scheme_text(vector.params)}, profile {profile}"
-    if getattr(vector, "reason", ""):  # what the vector is about: often the shortest route to the bug
-        head += f"\n  vector: {vector.reason}"
+    head = lambda: _head(vector, profile)  # built only for a verdict that carries a message
     if isinstance(outcome, Fault):
         v.kind = outcome.kind
         v.details = {"detail": outcome.detail, "stderr": outcome.stderr[-4000:]}
         tail = f"\n  backend stderr (last lines):\n{_indent(outcome.stderr, 4, 20)}" if outcome.stderr else ""
-        v.message = f"{head}\n  {outcome.kind}: {outcome.detail}{tail}"
+        v.message = f"{head()}\n  {outcome.kind}: {outcome.detail}{tail}"
         return v
     if exp.error is not None:
         return _judge_error(v, head, exp.error, outcome, strict_messages, classify)
@@ -94,7 +92,7 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
         actual = _actual_error(outcome, classify)
         v.details = {"actual_error": actual}
         how = " (inferred from the message)" if actual["code_inferred"] else ""
-        v.message = f"{head}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
+        v.message = f"{head()}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
         return v
     diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector, exp.stages.scaled)
     if not diffs:
@@ -102,8 +100,16 @@ def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = Fal
         return v
     v.kind = "mismatch"
     v.details = {"outputs": diffs}
-    v.message = head + "".join("\n" + render_diff(d) for d in diffs)
+    v.message = head() + "".join("\n" + render_diff(d) for d in diffs)
     return v
+
+
+def _head(vector, profile: str) -> str:
+    """A failure message's first lines: which vector, scheme and profile (built only for a failure)."""
+    head = f"{vector.alias} [{vector.id}] op {vector.op}, {scheme_text(vector.params)}, profile {profile}"
+    if getattr(vector, "reason", ""):  # what the vector is about: often the shortest route to the bug
+        head += f"\n  vector: {vector.reason}"
+    return head
 
 
 def _actual_error(outcome, classify) -> dict:
@@ -114,12 +120,13 @@ def _actual_error(outcome, classify) -> dict:
     return {"code": code, "message": outcome.message, "code_inferred": inferred, "panic": outcome.panic}
 
 
-def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bool, classify) -> Verdict:
+def _judge_error(v: Verdict, head, want: dict, outcome, strict_messages: bool, classify) -> Verdict:
+    """``head()``: the message's first lines, built only when the verdict needs a message."""
     expected = f"{want['code']}: {want['message']!r}"
     if isinstance(outcome, Result):
         v.kind = "missing error"
         v.details = {"expected_error": want, "outputs": sorted(outcome.outputs) + sorted(outcome.values)}
-        v.message = f"{head}\n  expected error {expected}\n  backend returned data: {v.details['outputs']}"
+        v.message = f"{head()}\n  expected error {expected}\n  backend returned data: {v.details['outputs']}"
         return v
     actual = _actual_error(outcome, classify)
     code = actual["code"]
@@ -127,14 +134,14 @@ def _judge_error(v: Verdict, head: str, want: dict, outcome, strict_messages: bo
     how = " (inferred from the message)" if actual["code_inferred"] else ""
     if code != want["code"]:
         v.kind = "wrong error"
-        v.message = f"{head}\n  expected error {expected}\n  backend error  {code}{how}: {outcome.message!r}"
+        v.message = f"{head()}\n  expected error {expected}\n  backend error  {code}{how}: {outcome.message!r}"
         return v
     if outcome.message != want["message"]:
         v.kind = "message mismatch"
         text = f"right code {code}{how}, different message:\n  expected {want['message']!r}\n" \
                f"  actual   {outcome.message!r}"
         if strict_messages:
-            v.message = f"{head}\n  {text}"
+            v.message = f"{head()}\n  {text}"
             return v
         v.note = text
     v.status = PASSED

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -181,6 +182,11 @@ class Capabilities:
             out[key] = frozenset(items)
         return cls(**out)
 
+    @cached_property
+    def unrestricted(self) -> bool:
+        """Declares no limit at all (the oracle's): every vector applies, without working out what it needs."""
+        return not self.per_op and all(getattr(self, k) is None for k in CAPABILITY_KEYS)
+
     def to_json(self) -> dict:
         out: dict = {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
         if self.per_op:
@@ -189,6 +195,8 @@ class Capabilities:
 
     def not_applicable(self, vector) -> str | None:
         """Why a vector is outside these capabilities, or None if the backend claims it."""
+        if self.unrestricted:
+            return None
         wanted_all = needs(vector)
         for key, wanted in wanted_all.items():
             have = getattr(self, key)
@@ -325,6 +333,8 @@ def split_outputs(outputs: dict) -> Result:
             except tensorio.TensorIOError as e:
                 raise ProtocolError(f"output {name!r}: {e}") from None
             tensors[name] = v
+        elif type(v) in _JSON_SCALARS:  # already what the JSON round trip below would give back
+            values[name] = v
         else:
             try:
                 # a JSON value, normalized (tuples -> lists, numpy scalars -> Python numbers)
@@ -333,6 +343,9 @@ def split_outputs(outputs: dict) -> Result:
                 raise ProtocolError(f"output {name!r} is neither an array nor a JSON value: "
                                     f"{type(v).__name__}") from None
     return Result(tensors, values)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def _numpy_scalar(o):

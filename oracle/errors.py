@@ -137,6 +137,10 @@ _SITES = [
     PanicSite("ndarray.block_count", "assert_eq",
               "Invalid per-block quantization: {count} blocks for a {shape} tensor with {block} blocks",
               "§8 #29", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:54"),
+    PanicSite("ndarray.permute_scales", "unwrap_err", "ShapeError/{kind}: {description}",
+              "§8 #64", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:316 (q_permute's ArrayD::from_shape_vec of "
+              "a kept scale list that does not fill the current grid; the text is ndarray's ShapeError Display: "
+              "OutOfBounds for too few scales, IncompatibleShape for too many; found by qconform fuzz)"),
     PanicSite("ndarray.from_data_scheme", "unimplemented",
               "from_data not supported for scheme {scheme}",
               "§8 #30", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:72"),
@@ -200,9 +204,9 @@ _SITES = [
               'happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  An error caused '
               'the compilation to fail\\nCaused by:\\n  WGSL compilation failed for kernel `{kernel}`: Validation '
               "Error\\n\\nCaused by:\\n  In Device::create_shader_module, label = '{kernel}'\\n    \\nShader "
-              "'{kernel}' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:7:58\\n  "
-              "│\\n7 │ @group(0) @binding(0) var<storage, read_write> v5: array<i8>;\\n  │"
-              "                                                          ^^ unknown identifier\\n\\n\\n\\n"
+              "'{kernel}' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:{line}:{col}\\n  "
+              "│\\n{line} │ @group(0) @binding(0) var<storage, read_write> {var}: array<i8>;\\n  │"
+              "{pad}^^ unknown identifier\\n\\n\\n\\n"
               'Backtrace:\\nNo backtrace available")',
               "§9.3", "burn-cubecl-0.22.0-pre.3 quantized matmul of a Native (i8) tensor, compiled by "
               "cubecl-wgpu-0.11.0-pre.3 (WGSL has no i8), reported at read-back by "

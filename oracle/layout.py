@@ -43,8 +43,9 @@ from .profiles import Profile
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
-from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, shape_debug
+from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, ScaleDtype, shape_debug
 from .stages import Stages
+from .support import check_dequantize
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -194,13 +195,28 @@ def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile
     return scheme
 
 
+def _scale_grid(qt: QTensor) -> np.ndarray:
+    """ndarray ``q_permute`` rebuilds the scale grid of the current shape from the scale list it holds with
+    ``ArrayD::from_shape_vec(params_shape, list).unwrap()`` (burn-ndarray ops/qtensor.rs:316). A list kept
+    through a reshape, flip, slice or select (§9.3) may no longer fill that grid: ndarray's ``ShapeError`` is
+    ``OutOfBounds`` for too few scales and ``IncompatibleShape`` for too many (ndarray dimension/mod.rs
+    ``can_index_slice_not_custom``, impl_constructors.rs ``from_shape_vec_impl``)."""
+    grid = params_shape(qt.codes.shape, qt.scheme)
+    need = math.prod(grid)
+    if qt.scales.size < need:
+        raise panic("ndarray.permute_scales", kind="OutOfBounds", description="out of bounds indexing")
+    if qt.scales.size > need:
+        raise panic("ndarray.permute_scales", kind="IncompatibleShape", description="incompatible shapes")
+    return qt.scales.reshape(grid)
+
+
 def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True) -> QTensor:
     """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike (the
     mutants leave the grid or the dims behind)."""
     axes = axes_of(step, qt.codes.ndim)
     scales = qt.scales
     if grid and qt.scheme.block_size() is not None:
-        scales = scales.reshape(params_shape(qt.codes.shape, qt.scheme)).transpose(axes).ravel()
+        scales = _scale_grid(qt).transpose(axes).ravel()
     scheme = permute_block_dims(qt.scheme, qt.codes.ndim, axes) if dims else qt.scheme
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
@@ -241,32 +257,67 @@ def _block_index(layout: BlockLayout) -> np.ndarray:
 
 
 def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
-    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's strategy asserts
-    one scale per block of the *current* shape (§8 #29), which a kept scale list can violate after a move."""
+    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's dequantize
+    (burn-ndarray ops/qtensor.rs:541-553) writes the codes and the scale list it holds into ``QuantizedBytes``
+    and reads them back for the *current* shape, whose reader takes that shape's scale count off the end
+    (§8 #9 when the bytes are fewer), then its strategy asserts one scale per block (§8 #29): a kept scale list
+    can violate either after a move."""
     if isinstance(held, np.ndarray):
         return held
+    if profile.kernel == "gpu":  # the held tensor is dequantized in place: the launch checks, no reload's
+        check_dequantize(held.scheme, held.codes.shape, profile)
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()
+        width = held.scheme.scale_dtype().size
+        if held.codes.size + width * held.scales.size < width * blocks:
+            raise panic("bytes.too_short")
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
     return dequantize(held, "f32", profile=profile)
 
 
+def is_identity(step: dict, rank: int) -> bool:
+    """burn-tensor's ``Tensor::swap_dims(d, d)`` and ``Tensor::permute`` with the identity axes return the tensor
+    itself before reaching the backend (burn-tensor-0.22.0-pre.3 src/tensor/api/base.rs:470, :519; 0.22.1 :507,
+    :556; 0.23.0-pre.1 :532, :581): no route runs, not even flex's requantization."""
+    return step["op"] in ("swap_dims", "permute") and axes_of(step, rank) == list(range(rank))
+
+
+def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
+    """burn-tensor's ``Tensor::matmul`` computes ``[.., B, 1, K] @ [.., 1, K, N]`` as ``[.., 1, B, K] @ [.., 1, K,
+    N]`` (burn-tensor-0.22.0-pre.3 src/tensor/api/numeric.rs:817-838, 0.22.1 and 0.23.0-pre.1 :841): it calls
+    ``swap_dims(D-3, D-2)`` on the lhs first and on the product after. On a quantized lhs that swap is a layout op
+    of its own (flex requantizes a block tensor), so the GEMM can see other values than the user's. Returns the
+    swap step, or ``None`` when the shapes do not take that turn."""
+    rank = len(shape)
+    if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
+        return None
+    return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
+
+
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
     """One ``Tensor`` call on what the backend holds."""
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(apply(held, s))
-    route = _route(s, held, profile)
     rank = held.codes.ndim
+    if is_identity(s, rank):
+        return held
+    if s["op"] == "matmul" and _route(s, held, profile) == "float_i8":
+        _check_wgsl_matmul(held)  # the kernel's declarations fail to compile whatever view it gets
+    swap = vecmat_swap(s, held.codes.shape)
+    if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
+        return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
+    route = _route(s, held, profile)
     if route == "move_reshape":
         _check_gpu_reshape(held, s["shape"])
         route = "move"
     if route == "float_i8":
-        if held.scheme.store.kind == "Native" and not held.scheme.is_two_level():  # two-level dequantizes first
-            raise panic("wgsl.matmul_i8", kernel=_WGSL_MATMUL_KERNEL)
+        _check_wgsl_matmul(held)
         route = "float"
+    if route == "move_grid" and profile.layout == "wgpu":
+        _check_gpu_scale_permute(held, s)
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))
@@ -283,6 +334,33 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if route == "requantize":
         return quantize_dynamic(moved, held.scheme, profile=profile)
     raise panic(route)
+
+
+def _check_wgsl_matmul(qt: QTensor) -> None:
+    """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
+    declare (measured); a two-level one is dequantized first (and meets the i8 refusal)."""
+    if qt.scheme.store.kind != "Native" or qt.scheme.is_two_level():
+        return
+    if qt.scheme.value.is_float:
+        raise panic("wgsl.fp8_scalar")
+    # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
+    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
+    f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
+    line, var = (8, "v13") if f16 else (7, "v5")
+    col = 56 + len(var)
+    raise panic("wgsl.matmul_i8", kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var, pad=" " * col)
+
+
+def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
+    """burn-cubecl permutes the scale tensor with the tensor's axes. A reshape that kept a single block's scale
+    (``ops/base.rs:368-375``) left it at its old rank-1 shape, so a permutation indexes that shape out of bounds
+    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose)."""
+    if qt.scheme.block_size() is None or qt.scales.size >= math.prod(params_shape(qt.codes.shape, qt.scheme)):
+        return
+    axes = axes_of(s, qt.codes.ndim)
+    index = next((a for a in axes if a >= 1), None)
+    if index is not None:
+        raise panic("scale.index_out_of_bounds", len=1, index=index)
 
 
 def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:

@@ -149,9 +149,20 @@ def minifloat_codes(v: np.ndarray, value: QuantValue) -> np.ndarray:
     return codes.astype(np.uint8).view(np.int8)
 
 
+# The one NaN burn's e4m3/e5m2 decoding gives for every NaN code: float8 0.7 widens an fp8 NaN to f16's canonical
+# 0x7FFF (sign dropped, ``convert_fp8_to_fp16``), which reaches f32 as 0x7FFFE000. Its payload survives the scale
+# multiplication and a layout op, so flex's requantization encodes it again (E5M2: 0x7F, never 0x7E or 0xFF).
+BURN_FP8_NAN = np.array([0x7FFFE000], dtype=np.uint32).view(np.float32)[0]
+
+
 def minifloat_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
-    """The f32 value each minifloat code stands for (an E2M1 code is read from its low nibble)."""
+    """The f32 value each minifloat code stands for (an E2M1 code is read from its low nibble; every NaN code is
+    :data:`BURN_FP8_NAN`)."""
     raw = np.asarray(codes, dtype=np.int8).view(np.uint8)
     if value is QuantValue.E2M1:
         raw = raw & 0x0F
-    return raw.view(MINIFLOAT_DTYPES[value]).astype(np.float32)
+    out = raw.view(MINIFLOAT_DTYPES[value]).astype(np.float32)
+    nan = np.isnan(out)
+    if nan.any():
+        out[nan] = BURN_FP8_NAN
+    return out

@@ -199,7 +199,7 @@ class QuantScheme:
         return replace(self, value=value)
 
     def with_store(self, store: QuantStore) -> QuantScheme:
-        return replace(self, store=store)
+        return self if store == self.store else replace(self, store=store)  # quantize asks it of every result
 
     def with_mode(self, mode: QuantMode) -> QuantScheme:
         return replace(self, mode=mode)
@@ -263,7 +263,19 @@ class QuantScheme:
 
     @classmethod
     def from_json(cls, data: dict) -> QuantScheme:
-        """Parse the JSON form; a missing or unknown field is a ``ValueError`` naming it."""
+        """Parse the JSON form; a missing or unknown field is a ``ValueError`` naming it. Memoized on the JSON's
+        ``repr`` (a scheme is immutable, and the fuzzer and the runner parse the same few schemes per case)."""
+        key = repr(data)
+        parsed = _PARSED.get(key)
+        if parsed is None:
+            parsed = cls._parse(data)
+            if len(_PARSED) >= 4096:
+                _PARSED.clear()
+            _PARSED[key] = parsed
+        return parsed
+
+    @classmethod
+    def _parse(cls, data: dict) -> QuantScheme:
         if not isinstance(data, dict):
             raise ValueError(f"a QuantScheme is a JSON object, got {data!r}")  # noqa: TRY004 - one error type for bad JSON
         unknown = set(data) - {"value", "store", "mode", "tensor", "block"}
@@ -280,6 +292,9 @@ class QuantScheme:
             )
         except (KeyError, TypeError) as err:
             raise ValueError(f"invalid QuantScheme JSON {data!r}: {err!r}") from None
+
+
+_PARSED: dict[str, QuantScheme] = {}  # repr of a scheme's JSON -> the parsed scheme (successes only)
 
 
 def quantizable(scheme: QuantScheme, *, ue8m0_round_up: bool = False) -> bool:

@@ -75,3 +75,94 @@ def test_quantize_view_is_quantize_dynamic_of_the_materialized_view():
     out = o.run("quantize_view", {"scheme": BLOCK2.to_json(), "view": [{"op": "transpose"}]}, {"x": x})
     ref = o.quantize_dynamic(np.ascontiguousarray(x.T), BLOCK2)
     assert out["codes"].tolist() == ref.codes.tolist()
+
+
+# --- found by fuzzing real burn-ndarray (both releases printed these very answers) --------------------------
+
+
+def test_ndarray_dequantize_of_a_short_kept_list_is_too_short_for_the_reader():
+    """A reshape to [8, 1] keeps 4 scales, but blocks [1, 2] on [8, 1] need 8: ndarray's dequantize writes 8 code
+    bytes + 4 * 4 scale bytes = 24 bytes and its reader takes 8 * 4 = 32 off the end (§8 #9) before the
+    strategy's block-count assert (§8 #29) could run."""
+    with pytest.raises(o.BurnPanic) as e:
+        run([{"op": "reshape", "shape": [8, 1]}])
+    assert e.value.code == "bytes.too_short"
+
+
+def test_identity_swap_and_permute_are_not_backend_calls():
+    """burn-tensor returns the tensor untouched for swap_dims(d, d) and an identity permute, so a block list longer
+    than the rank is kept as given ([2, 4, 3] on a [2, 4] tensor: blocks [2, 4], one scale); a real transpose
+    goes through q_permute's permute_block_dims, which keeps the first two extents, permuted: [4, 2]."""
+    scheme = BLOCK2.per_block([2, 4, 3], ScaleDtype.F32)
+    inputs = {"codes": INPUTS["codes"], "scales": np.array([0.5], np.float32)}
+    for steps in ([{"op": "swap_dims", "dims": [0, 0]}], [{"op": "permute", "axes": [0, 1]}]):
+        for profile in (NDARRAY, FLEX):
+            out = o.run("qlayout", {"scheme": scheme.to_json(), "steps": steps}, inputs, profile=profile)
+            assert "BlockSize([2, 4, 3])" in out["scheme"], (steps, profile)
+            assert out["x"].tolist() == [[0.5, 1, 1.5, 2], [2.5, 3, 3.5, 4]]
+    out = o.run("qlayout", {"scheme": scheme.to_json(), "steps": [{"op": "transpose"}]}, inputs, profile=NDARRAY)
+    assert "BlockSize([4, 2])" in out["scheme"] and out["codes"].tolist() == [[1, 5], [2, 6], [3, 7], [4, 8]]
+
+
+def test_rank3_matmul_with_unit_rows_swaps_the_quantized_lhs_first():
+    """Tensor::matmul of [1, 1, 4] by [1, 4, 1] swaps lhs dims 0 and 1 before multiplying (burn-tensor
+    api/numeric.rs:826): on ndarray that is q_permute, which panics on the 4 scales a slice kept for a [1, 1, 2]
+    grid; the same product at rank 2 dequantizes first and meets the block-count assert instead."""
+    head = [{"op": "slice", "ranges": [[0, 1, 1], [0, 4, 1]]}]
+    with pytest.raises(o.BurnPanic) as e:
+        run(head + [{"op": "reshape", "shape": [1, 1, 4]}, {"op": "matmul", "rhs": [1, 1, 1, 1], "shape": [1, 4, 1]}])
+    assert e.value.code == "ndarray.permute_scales" and "IncompatibleShape" in e.value.message
+    with pytest.raises(o.BurnPanic) as e:
+        run(head + [{"op": "reshape", "shape": [1, 4]}, {"op": "matmul", "rhs": [1, 1, 1, 1], "shape": [4, 1]}])
+    assert e.value.code == "ndarray.block_count"
+
+
+def test_rank3_matmul_swap_gives_the_same_product():
+    """Without a stale list the swap is invisible: [2, 1, 4] by a broadcast [1, 4, 1] of ones (swapped to
+    [1, 2, 4] by [1, 4, 1], then back) sums each row: 1+2+6+8 = 17, 15+18+28+32 = 93, shape [2, 1, 1]."""
+    out = run([{"op": "reshape", "shape": [2, 1, 4]}, {"op": "matmul", "rhs": [1] * 4, "shape": [1, 4, 1]}])
+    assert out["x"].shape == (2, 1, 1) and out["x"].ravel().tolist() == [17, 93]
+
+
+# --- found by fuzzing the flex builds (docs/findings.md, "Found by fuzzing") ---------------------------------
+
+FLEX_023 = "burn-0.23.0-pre.1/flex"
+
+
+@pytest.mark.parametrize("step", [{"op": "swap_dims", "dims": [1, 1]}, {"op": "permute", "axes": [0, 1]}])
+def test_flex_identity_swap_or_permute_never_reaches_the_backend(step):
+    """burn-tensor returns the tensor itself for swap_dims(d, d) and an identity permute: flex does not requantize
+    (it would: block [1, 2] holds [1, 2], whose own scale is 2*2/254, not 1)."""
+    out = run([step], FLEX)
+    assert out["codes"].tolist() == INPUTS["codes"].tolist()
+    assert out["scales"].tolist() == [1, 2, 3, 4]
+
+
+def test_flex_batched_vecmat_swaps_the_quantized_lhs_first():
+    """q [1, 1, 2] (E5M2 block [2], 0.22 integer codes [2, 4], scale 1) @ f [1, 2, 1] of ones. burn-tensor turns
+    [B, 1, K] @ [1, K, N] into [1, B, K] @ [1, K, N] with q.swap_dims(0, 1) first, which flex answers by
+    requantizing the block: alpha 4, scale 2*4/(57344+57344) = 1/14336, codes 2*14336 and 4*14336 saturate to
+    127 as i8. The GEMM then sees 127*s twice: 254*s = 0.0177 instead of 2+4 = 6."""
+    e5m2 = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2).per_block([2], ScaleDtype.F32)
+    inputs = {"codes": np.array([[[2, 4]]], np.int8), "scales": np.array([1], np.float32)}
+    step = {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}
+    out = o.run("qlayout", {"scheme": e5m2.to_json(), "steps": [step]}, inputs, profile=FLEX)
+    s = np.float32(8) / np.float32(114688)
+    assert out["quantized"] is False
+    assert out["x"].view(np.uint32).tolist() == [[[(np.float32(127) * s * np.float32(2)).view(np.uint32)]]]
+    per_tensor = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2)
+    out = o.run("qlayout", {"scheme": per_tensor.to_json(), "steps": [step]}, inputs, profile=FLEX)
+    assert out["x"].tolist() == [[[6.0]]]  # a per-tensor swap moves the codes: 2 + 4
+
+
+def test_flex_023_requantizes_an_e5m2_nan_as_burns_canonical_nan():
+    """E5M2 codes [0x7D (NaN), 0x3C (1.0)], block [2] UE8M0, scale 1, flipped on flex 0.23: the block is
+    requantized. alpha = max(|NaN|, 1) = 1 (f32::max skips NaN), scale round_up_ue8m0(2/114688) = 2^-15,
+    1.0 -> 32768 = 0x78. The NaN was decoded by float8 as f16's canonical NaN 0x7FFF, f32 0x7FFFE000, so it
+    encodes as 0x7E | 0b11 = 0x7F (ml_dtypes' own NaN would give 0x7E or 0xFE)."""
+    e5m2 = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.E5M2).per_block([2], ScaleDtype.UE8M0)
+    inputs = {"codes": np.array([[0x7D, 0x3C]], np.int8), "scales": np.array([1], np.float32)}
+    out = o.run("qlayout", {"scheme": e5m2.to_json(), "steps": [{"op": "flip", "axes": [1]}]}, inputs,
+                profile=FLEX_023)
+    assert out["codes"].view(np.uint8).tolist() == [[0x78, 0x7F]]
+    assert out["scales"].tolist() == [2.0**-15]

@@ -291,6 +291,22 @@ def test_gpu_flip_of_a_quantized_tensor_panics():
            o.run, "qlayout", params, {"codes": np.zeros(4, np.int8), "scales": ONE}, profile=CUBECL)
 
 
+@pytest.mark.parametrize("steps, kind, description", [
+    # [2, 4] per_block([2]): 4 scales; a slice to [1, 4] keeps all 4 for a [1, 2] grid (too many)
+    ([{"op": "slice", "ranges": [[0, 1, 1], [0, 4, 1]]}, {"op": "transpose"}], "IncompatibleShape",
+     "incompatible shapes"),
+    # a reshape to [8, 1] keeps 4 for an [8, 1] grid (blocks [1, 2]: too few)
+    ([{"op": "reshape", "shape": [8, 1]}, {"op": "transpose"}], "OutOfBounds", "out of bounds indexing"),
+])
+def test_ndarray_permute_of_a_kept_scale_list(steps, kind, description):
+    """ndarray's q_permute rebuilds the scale grid with ArrayD::from_shape_vec(..).unwrap(); the texts are
+    ndarray's ShapeError Display (``ShapeError/{kind:?}: {description}``), as real burn-ndarray printed them."""
+    params = {"scheme": Q8S.per_block([2], ScaleDtype.F32).to_json(), "steps": steps}
+    inputs = {"codes": np.arange(1, 9, dtype=np.int8).reshape(2, 4), "scales": np.arange(1, 5, dtype=np.float32)}
+    raises("ndarray.permute_scales", f"called `Result::unwrap()` on an `Err` value: ShapeError/{kind}: {description}",
+           o.run, "qlayout", params, inputs, profile=NDARRAY)
+
+
 def test_every_reachable_catalogue_code_has_a_test():
     """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
     files = (Path(__file__), Path(__file__).parent / "test_wgpu_profile.py")

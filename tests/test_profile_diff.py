@@ -68,8 +68,12 @@ def test_flex_0_23_groups_name_the_change_each_vector_pins():
 def test_cli_diff_text_and_json(capsys):
     groups, _ = profile_diff.diff(SUITE, FLEX_0_22_1, FLEX_0_23)
     n = sum(len(g.aliases) for g in groups)
-    assert n == sum(_raw_differ(v, FLEX_0_22_1, FLEX_0_23) for v in SUITE.vectors
-                    if not any(c.get("kind") != "exact" for c in v.expected[FLEX_0_23].compare.values()))
+    # The crude count cannot judge a vector compared within a tolerance (a GEMM's bits differ anyway): both
+    # counts leave those out, and the rest must agree vector for vector.
+    inexact = {v.alias for v in SUITE.vectors
+               if any(c.get("kind") != "exact" for c in v.expected[FLEX_0_23].compare.values())}
+    assert {a for g in groups for a in g.aliases} - inexact == {
+        v.alias for v in SUITE.vectors if v.alias not in inexact and _raw_differ(v, FLEX_0_22_1, FLEX_0_23)}
     assert cli.main(["profiles", "--diff", FLEX_0_22_1, FLEX_0_23]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"{n} of {len(SUITE.vectors)} vectors expect a different outcome under {FLEX_0_23}")

@@ -112,12 +112,15 @@ def test_the_reference_vocabulary_holds_no_mutant_value():
 
 def test_status_is_data_and_listed():
     """What has been run against a profile is a field, not a name convention: the CPU profiles' real builds pass
-    the suite and the fuzzer's default ops, but fuzzing qlayout still finds divergences (docs/fuzzing.md), so none
-    is proven yet; the GPU model has not been run (issue 9 measured it diverging on lavapipe)."""
+    the suite and agreed with the oracle on 200,000 digest cases of every op, qlayout included (docs/fuzzing.md);
+    the GPU model has not been run
+    (issue 9 measured it diverging on lavapipe)."""
     assert {p.status for p in PROFILES.values()} <= set(choices.STATUS.values)
+    assert oracle.get_profile("burn-0.22.0-pre.3/ndarray").status == "proven"
+    assert oracle.get_profile("burn-0.22.1/ndarray").status == "proven"
     assert oracle.get_profile("burn-0.22.0-pre.3/cubecl").status == "modelled"
-    assert oracle.get_profile("burn-0.22.1/flex").status == "suite_passing"
-    assert oracle.get_profile("burn-0.23.0-pre.1/flex").status == "suite_passing"
+    assert oracle.get_profile("burn-0.22.1/flex").status == "proven"
+    assert oracle.get_profile("burn-0.23.0-pre.1/flex").status == "proven"
     assert oracle.status_line("burn-0.22.0-pre.3/cubecl").startswith("modelled: read from burn's source, not run")
     with pytest.raises(ProfileError, match="'status'"):
         BASE.with_(status="proved")

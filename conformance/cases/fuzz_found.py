@@ -12,7 +12,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _real_wgpu()
+    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu()
 
 
 def _mutant_escapes():
@@ -163,4 +163,109 @@ def _real_wgpu():
              {"codes": i8([-127, 1, 2, 3]), "scales": f32([1.0])}, spec=("§7.6",),
              reason="PackedU32(1) on a rank-1 tensor: burn-wgpu indexes the shape at rank - 1 - 1, which wraps "
                     "(index out of bounds ... 18446744073709551615); the CPU reader asserts the packed dim"),
+    ]
+
+
+def _ql(alias, sch, steps, codes, scales, *, reason, spec):
+    return case(alias, "qlayout", {"scheme": sch, "steps": steps},
+                {"codes": np.asarray(codes, np.int8), "scales": f32(scales)}, spec=spec, reason=reason)
+
+
+def _layout_ndarray():
+    """qlayout classes found by ``qconform fuzz --ops qlayout`` against real burn (seed 7), each as its minimal
+    case (docs/findings.md, "Found by fuzzing"; spec §9.1, §9.3, §9.4)."""
+    block2 = scheme("Q8S", block=[2])
+    rows = [[1, 2], [3, 4]]
+    return [
+        _ql("qlayout/fuzz/ndarray-permute-kept-scales-too-many", block2,
+            [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "transpose"}], rows, [0.5, 0.25],
+            spec=("§8 #64", "§9.3"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 140 and 43 more classes of 5,000): the slice "
+                   "keeps both scales of the [2, 2] tensor for a [1, 2] tensor whose grid is [1, 1]; q_permute "
+                   "rebuilds the grid with ArrayD::from_shape_vec(..).unwrap() (ops/qtensor.rs:316), whose "
+                   "ShapeError is IncompatibleShape for too many scales. The oracle crashed (numpy reshape)"),
+        _ql("qlayout/fuzz/ndarray-permute-kept-scales-too-few", block2,
+            [{"op": "reshape", "shape": [2, 1]}, {"op": "transpose"}], [1, 2], [0.5],
+            spec=("§8 #64", "§9.3"),
+            reason="the other ShapeError: reshaping [2] to [2, 1] keeps one scale, but blocks [1, 2] (the block's "
+                   "first extents, right-aligned) give a [2, 1] grid; from_shape_vec finds too few scales: "
+                   "OutOfBounds ('out of bounds indexing')"),
+        _ql("qlayout/fuzz/ndarray-reshape-kept-scales-too-short", block2,
+            [{"op": "reshape", "shape": [2, 1]}], [1, 2], [0.5], spec=("§8 #9", "§8 #29", "§9.3"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 237: Q8S block [8] on [16], reshape [16, 1]): "
+                   "dequantize writes the 2 codes and the one F32 scale it holds (6 bytes) into QuantizedBytes, "
+                   "whose reader takes the [2, 1] grid's 2 scales (8 bytes) off the end: 'quantized tensor data "
+                   "is shorter than its scheme's parameters' before the block-count assert the oracle expected"),
+        _ql("qlayout/fuzz/ndarray-reshape-kept-scales-bf16", scheme("Q8S", block=[2], block_dtype="BF16"),
+            [{"op": "reshape", "shape": [2, 1]}], [1, 2], [0.5], spec=("§8 #29", "§9.3"),
+            reason="the same reshape with a BF16 scale: 2 code bytes + 2 scale bytes are exactly the 2 x 2 bytes "
+                   "the reader takes, so it passes (taking the codes as scales) and the strategy's block-count "
+                   "assert fires: 1 scale for 2 blocks"),
+        _ql("qlayout/fuzz/swap-dims-same-dim-keeps-block", scheme("Q8S", block=[2, 3]),
+            [{"op": "swap_dims", "dims": [0, 0]}], [1, 2], [0.5], spec=("§1.11", "§9.1"),
+            reason="found by fuzzing real burn (every CPU build; seed 7 case 55: block [4, 5, 6] on [8, 10], "
+                   "swap_dims(1, 1)): Tensor::swap_dims(d, d) returns the tensor untouched (burn-tensor "
+                   "api/base.rs:470), so the block list [2, 3], longer than the rank, stays; the oracle ran "
+                   "permute_block_dims, which keeps the first extent only: [2]"),
+        _ql("qlayout/fuzz/permute-identity-keeps-block", scheme("Q8S", block=[2, 3]),
+            [{"op": "permute", "axes": [0]}], [1, 2], [0.5], spec=("§1.11", "§9.1"),
+            reason="the same for Tensor::permute by the identity (burn-tensor api/base.rs:515, no_op)"),
+        _ql("qlayout/fuzz/matmul-rank3-unit-rows-swaps-lhs", block2,
+            [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "reshape", "shape": [1, 1, 2]},
+             {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}], rows, [0.5, 0.25],
+            spec=("§8 #64", "§9.4"),
+            reason="found by fuzzing real burn-ndarray (seed 7 case 658): Tensor::matmul of [.., b, 1, k] by "
+                   "[.., 1, k, n] swaps the lhs's last two batch/row dims first (burn-tensor api/numeric.rs:817-838), "
+                   "a q_swap_dims on a quantized lhs: q_permute meets the 2 scales the slice kept for a [1, 1, 1] "
+                   "grid and panics (IncompatibleShape), where the plain matmul would dequantize and assert the "
+                   "block count"),
+    ]
+
+
+_VECMAT_RHS = [1.0, 1.0, -1.75, 2.0, -0.75, 0.25, -1.5, -0.5, 0.0, -1.25, 0.0, 0.5, 0.5, 0.75, 0.25, 1.5, 1.75, -1.5,
+               0.5, -0.75, 1.25, -1.0, 0.75, 2.0, -0.5, -0.5, 0.25]
+
+
+def _layout_flex():
+    """Found by fuzzing ``qlayout`` against the burn-flex builds (seed 7; docs/findings.md, "Found by fuzzing")."""
+    block2 = scheme("Q8S", block=[2], block_dtype="F16")
+    codes = [[-40, 115, 51, 103], [10, 82, 34, 121]]
+    vecmat = {"op": "matmul", "rhs": _VECMAT_RHS, "shape": [1, 1, 9, 3]}
+    return [
+        _ql("qlayout/fuzz/identity-swap-dims", block2, [{"op": "swap_dims", "dims": [0, 0]}], codes,
+            [0.75, 11.0, 0.25, 1.875], spec=("§9.1", "§9.3"),
+            reason="found by fuzzing real burn-flex: Tensor::swap_dims(d, d) returns the tensor itself "
+                   "(burn-tensor tensor/api/base.rs:470), so flex's block_safe_layout_op never runs and the codes "
+                   "and scales stay; the oracle requantized (no block holds a +-127 code, so the scales change)"),
+        _ql("qlayout/fuzz/identity-permute", scheme("Q8S", block=[2], block_dtype="UE4M3", tensor="F32"),
+            [{"op": "permute", "axes": [0, 1]}], codes, [0.75, 10.0, 0.25, 1.875], spec=("§9.1", "§9.3"),
+            reason="the same for an identity Tensor::permute (base.rs:511-520: no_op), on a two-level tensor "
+                   "whose global flex would recompute"),
+        _ql("qlayout/fuzz/matmul-then-move", scheme("Q2S", block=[3, 3, 2], block_dtype="F16"),
+            [{"op": "reshape", "shape": [7, 1]},
+             {"op": "matmul", "rhs": [-1.25, 0.25, -0.25, -0.5], "shape": [1, 4]},
+             {"op": "swap_dims", "dims": [1, 0]}],
+            [1, -1, 0, -1, 0, 1, 0], [0.0029296875, 0.0001983642578125, 0.04296875], spec=("§9.4",),
+            reason="found by fuzzing real burn-flex: a GEMM's sign of an exact zero (0 * -1.25: flex -0.0, the "
+                   "oracle's f64 product +0.0) and its rounding are its own also when a move follows the matmul; "
+                   "the allclose contract now covers every chain holding a matmul, its bound carried through "
+                   "the later steps"),
+        _ql("qlayout/fuzz/vecmat-swaps-quantized-lhs", scheme("E5M2", block=[3], block_dtype="F16"), [vecmat],
+            [[[[-123, 106, -91, -20, -20, -77, 79, 88, 47]]]], [0.01953125, 0.0390625, 4.5],
+            spec=("§9.3", "§9.4"),
+            reason="found by fuzzing real burn-flex: Tensor::matmul computes [.., B, 1, K] @ [.., 1, K, N] as "
+                   "[.., 1, B, K] @ [.., 1, K, N] (burn-tensor tensor/api/numeric.rs:817-838), swapping dims D-3 "
+                   "and D-2 of the *quantized* lhs first; flex requantizes a block tensor on swap_dims, and "
+                   "under 0.22 the E5M2 integer codes then saturate at 127: [-0.87, -0.46, 3.09] instead of "
+                   "[-323.5, -84.3, 1297.9]. ndarray's swap moves the scale grid: exact"),
+        _ql("qlayout/fuzz/vecmat-swaps-quantized-lhs-q8s", scheme("Q8S", block=[3], block_dtype="F16"), [vecmat],
+            [[[[-123, 106, -91, -20, -20, -77, 79, 88, 47]]]], [0.01953125, 0.0390625, 4.5],
+            spec=("§9.3", "§9.4"),
+            reason="the same with Q8S: flex's requantization drifts within a code step ([-323.93, -84.55, "
+                   "1298.41] instead of [-323.52, -84.29, 1297.90]), beyond the GEMM's error bound"),
+        _ql("qlayout/fuzz/e5m2-nan-requantized", scheme("E5M2", block=[2]), [{"op": "flip", "axes": [1]}],
+            [[0x7D, 0x3C]], [1.0], spec=("§6", "§9.3"),
+            reason="found by fuzzing real burn-flex 0.23.0-pre.1: the NaN code 0x7D decodes (float8 0.7 via f16) "
+                   "to f16's canonical NaN, f32 0x7FFFE000, and flex's requantization encodes that NaN as "
+                   "0x7E | 0b11 = 0x7F; the oracle decoded with ml_dtypes' NaN and answered 0x7E"),
     ]

@@ -1,6 +1,7 @@
 """``qconform fuzz``: differential fuzzing of a backend against the oracle under a profile (docs/fuzzing.md).
 
     qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--cases N | --time SECONDS] [--seed S] [--out DIR]
+                  [--jobs N]
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
 
 Exit status: 0 no divergence (digests equal), 1 divergences (digests differ), 3 a backend that cannot start.
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qconform fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--backend", required=True, metavar="SPEC")
     ap.add_argument("--profile", help="judge against this profile (default: the one the backend claims)")
-    ap.add_argument("--ops", help="comma-separated ops (default: all but the opt-in qlayout)")
+    ap.add_argument("--ops", help="comma-separated ops (default: every op with a strategy)")
     budget = ap.add_mutually_exclusive_group()
     budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
     budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("qconform-fuzz"), help="where minimal repro suites go")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--timeout", type=float, default=30.0, help="per-case backend timeout (s)")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N", help="judge cases in N worker processes, each "
+                    "with its own backend (same cases, same report; default 1)")
     ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
                     "storage); with --against, compare and bisect to the first differing case")
     ap.add_argument("--against", metavar="SPEC", help="--digest: the other backend (default oracle:PROFILE)")
@@ -40,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         return _digest(args, seed, ops)
     from .engine import Fuzzer
     try:
-        fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout)
+        fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
+                        jobs=args.jobs)
     except RunnerError as e:
         print(e, file=sys.stderr)
         return 3

@@ -13,6 +13,7 @@ recorded are replayed under a ``ConjectureRunner`` and shrunk while the class st
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
@@ -61,6 +62,9 @@ class Divergence:
 
 
 BATCH = 64  # requests in flight through a backend with run_many
+# Ops whose outputs may be compared within a tolerance (generate._contracts): a digest hashes only the dtype and
+# shape of such an output. qlayout's contract (a chain holding a matmul) runs the oracle on the chain's prefix.
+TOLERANT_OPS = ("ternary_matmul", "compute_range", "qlayout")
 
 
 class _Prefetched:
@@ -88,11 +92,16 @@ class OracleCrash(Exception):
 
 class Fuzzer:
     def __init__(self, backend_spec: str, *, profile: str | None = None, ops: list[str] | None = None,
-                 seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True):
-        self.spec, self.ops, self.seed = backend_spec, ops, seed
+                 seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True, jobs: int = 1):
+        """``jobs`` > 1: cases are judged by that many worker processes, each with its own backend opened from
+        ``backend_spec`` (so not with a ``backend`` object); the report is the same as with one."""
+        if jobs > 1 and backend is not None:
+            raise ValueError("jobs > 1 opens a backend per worker from its spec: pass a spec, not a backend")
+        self.spec, self.ops, self.seed, self.jobs = backend_spec, ops, seed, jobs
         self.runner = Runner(_Suite(list(PROFILES)), backend_spec, profile=profile, timeout=timeout,
                              backend=backend, diagnose=diagnose).start()
         self.profile = self.runner.profile
+        self._worker_args = (backend_spec, self.profile, ops, seed, timeout, diagnose)
         self._backend = self.runner.backend
         self.runner.backend = _Prefetched(self._backend)
 
@@ -148,11 +157,12 @@ class Fuzzer:
                     log=print) -> FuzzReport:
         report = FuzzReport(self.spec, self.profile, self.seed, self.ops)
         start = time.monotonic()
-        for index, case, choices in self._drawn(indices, seconds, start):
-            verdict, sig = self.judge(case)
-            report.count(verdict)
+        judged = self._in_workers(indices, seconds, start) if self.jobs > 1 else self._judged(indices, seconds, start)
+        for index, status, sig, found in judged:
+            report.statuses[status] = report.statuses.get(status, 0) + 1
             report.cases += 1
             if sig is not None:
+                case, choices, verdict = found
                 div = report.divergences.get(sig)
                 if div is None:
                     div = report.divergences[sig] = Divergence(sig, first_index=index, choices=choices,
@@ -172,6 +182,40 @@ class Fuzzer:
                 except (OracleCrash, Undefined) as e:  # the divergence stays in the report, unwritten
                     log(f"[case {div.first_index}] not written as a vector: {e}")
         return report
+
+    def _judged(self, indices, seconds, start):
+        """(index, status, signature, (case, choices, verdict) of a divergence else None), in index order."""
+        for index, case, choices in self._drawn(indices, seconds, start):
+            verdict, sig = self.judge(case)
+            yield index, status_of(verdict), sig, None if sig is None else (case, choices, verdict)
+
+    def _in_workers(self, indices, seconds, start):
+        """``_judged`` spread over ``jobs`` worker processes, chunk by chunk, results taken in index order (so the
+        report, first cases included, is the one a single process makes). A few chunks per worker are in
+        flight; a time budget stops handing out chunks, and the ones out are finished."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: a worker starts in milliseconds with everything imported; it opens its own backend and never
+        # uses the parent's (whose pipes it inherits and leaves alone)
+        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        it = iter(indices)
+        with ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start,
+                                 initargs=self._worker_args) as pool:
+            pending = collections.deque()
+
+            def hand_out():
+                chunk = list(itertools.islice(it, CHUNK))
+                if chunk:
+                    pending.append(pool.submit(_worker_judge, chunk))
+
+            for _ in range(3 * self.jobs):
+                hand_out()
+            while pending:
+                results = pending.popleft().result()
+                if seconds is None or time.monotonic() - start < seconds:
+                    hand_out()
+                yield from results
 
     def _drawn(self, indices, seconds, start):
         """(index, case, choices) in order; for a backend that takes several requests in flight
@@ -244,6 +288,31 @@ class Fuzzer:
         return folder
 
 
+CHUNK = 256  # cases per task handed to a worker process
+
+
+_WORKER: Fuzzer | None = None  # a worker process's own fuzzer
+
+
+def _worker_start(spec, profile, ops, seed, timeout, diagnose):
+    from multiprocessing.util import Finalize
+
+    global _WORKER
+    _WORKER = Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose)
+    Finalize(_WORKER, _WORKER.close, exitpriority=10)  # a subprocess backend says bye when the pool ends
+
+
+def _worker_judge(indices: list[int]) -> list:
+    return list(_WORKER._judged(indices, None, 0.0))
+
+
+def status_of(verdict) -> str:
+    """How a case counts in the report: the verdict's status, or what kept it from having one."""
+    if verdict is None:
+        return "oracle crashed"
+    return "undefined behaviour (skipped)" if verdict is UNDEFINED else verdict.status
+
+
 def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
     if not canonical:  # the strategies build plain JSON params and contiguous arrays already
         return Case(f"{case.op}/fuzz/case", case.op, case.params, case.inputs, reason="fuzz")
@@ -289,11 +358,6 @@ class FuzzReport:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     divergences: dict[str, Divergence] = field(default_factory=dict)
-
-    def count(self, verdict) -> None:
-        status = "oracle crashed" if verdict is None else "undefined behaviour (skipped)" \
-            if verdict is UNDEFINED else verdict.status
-        self.statuses[status] = self.statuses.get(status, 0) + 1
 
     @property
     def failed(self) -> bool:
@@ -391,8 +455,7 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
         for i, case in zip(indices, drawn):
             outcome = answered.get(id(case))
             with np.errstate(all="ignore"):
-                contracts = _contracts(_as_case(case, False), profile, {}) \
-                    if case.op in ("ternary_matmul", "compute_range") else {}
+                contracts = _contracts(_as_case(case, False), profile, {}) if case.op in TOLERANT_OPS else {}
             data = b"not applicable" if outcome is None else outcome_bytes(outcome, contracts)
             chain = hashlib.sha256(chain + hashlib.sha256(data).digest()).digest()
             if (i - start + 1) % CHECKPOINT == 0:
