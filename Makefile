@@ -41,19 +41,20 @@ recipe-check: setup
 rust-example: setup
 	bash scripts/rust-example.sh
 
-## Build the Rust harness on burn's crates (cargo target cached outside the checkout).
+## Build the Rust harness on burn's crates (cargo target cached outside the checkout): the CPU builds and
+## burn-wgpu (WGSL) for 0.22.0-pre.3.
 burn:
 	bash adapters/burn/build.sh
 
-burn-conformance: setup burn
+burn-conformance: setup lavapipe burn
 	bash scripts/burn-conformance.sh
 
 ## Mesa's software Vulkan driver, for burn's GPU kernels without a GPU (apt-get as root; no-op when installed).
 lavapipe:
 	bash scripts/install-lavapipe.sh
 
-## burn's real GPU kernels on lavapipe (not part of `test` yet: no lavapipe profile passes the suite, see
-## docs/findings.md "GPU kernels, measured on lavapipe"). Reports in out/burn-gpu/.
+## burn's real GPU kernels on lavapipe, every GPU binary (WGSL and SPIR-V) against the profile given (default: the
+## one each claims). `test` runs the WGSL binary through burn-conformance. Reports in out/burn-gpu/.
 burn-gpu: setup lavapipe
 	bash scripts/burn-gpu.sh
 

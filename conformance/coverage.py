@@ -99,8 +99,6 @@ OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
       for op in ("quantize", "dequantize", "scheme_info")],
     ("panic", ("bytes.values_fill_shape",), ("§8 #1: TensorData::quantized checks the length first (#2, "
                                             "data.shape_mismatch), so QuantizedBytes::new's assert is unreachable")),
-    ("panic", ("cubecl.native_value",), ("§8 #57: raised for devices without i8 conversion, a device property the "
-                                        "oracle does not model; unsupported Native values hit §8 #42 first")),
 ]
 
 def out_of_scope(plane: str, cell) -> str | None:

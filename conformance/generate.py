@@ -149,6 +149,11 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
     and a mean whose summation order is the machine's (flex's SIMD width)."""
     if c.op == "compute_range" and c.params.get("calibration") == "absmean":
         return _mean_contract(c, profile)
+    if c.op == "compute_range" and _zero_sign_unpinned(c, profile):
+        why = ("a min/max on this GPU is a reduction tree whose choice between +0 and -0 is its own "
+               "(oracle/choices.py TENSOR_EXTREMUM 'unpinned'): compared as numbers, zero tolerance")
+        contract = {"kind": "allclose", "rtol": 0.0, "atol": 0.0, "why": why}
+        return {"min": contract, "max": contract}
     if c.op == "qlayout" and any(s["op"] == "matmul" for s in c.params["steps"]):
         return _layout_matmul_contract(c, profile)
     if c.op != "ternary_matmul" or _fast_path(c.inputs["lhs"].shape, profile):
@@ -168,6 +173,11 @@ def _contracts(c: Case, profile: str, outputs: dict) -> dict:
                             "summation order and FMA use are its choice; any order stays within "
                             f"gamma_(K+1)*sum|a*w| (Higham, Accuracy and Stability, 3.5), K={k}, of the exact "
                             "product, which the expectation holds rounded once to f32")}}
+
+
+def _zero_sign_unpinned(c: Case, profile: str) -> bool:
+    return (get_profile(profile).tensor_extremum == "unpinned" and c.params.get("calibration", "minmax") == "minmax"
+            and bool(np.any(np.asarray(c.inputs["x"]) == 0)))
 
 
 def _layout_matmul_contract(c: Case, profile: str) -> dict:

@@ -137,26 +137,3 @@ def kernel_block_start(index: np.ndarray, shape: tuple[int, ...], block: BlockSi
         offs, local = np.divmod(offs, shape[dim])
         start &= local % extents[dim] == 0
     return start
-
-
-class ScaleReads:
-    """A GPU kernel's layout: each element divided by the scale its unit read (a gather of per-read values), in
-    the interface of :class:`BlockLayout` the quantize pipeline uses."""
-
-    def __init__(self, shape: tuple[int, ...], read: np.ndarray, count: int):
-        self.shape, self.read, self.count = tuple(shape), read, count
-
-    def block_count(self) -> int:
-        return self.count
-
-    def divides(self) -> bool:
-        return True
-
-    def per_element(self, values: np.ndarray) -> np.ndarray:
-        return np.asarray(values)[self.read]
-
-    def spread(self, values: np.ndarray) -> np.ndarray:
-        return self.per_element(values)
-
-    def element_view(self, x: np.ndarray) -> np.ndarray:
-        return x

@@ -13,7 +13,7 @@ import numpy as np
 
 from .blocks import BlockLayout, params_shape
 from .choices import MEAN_SUMMATION, TENSOR_EXTREMUM
-from .errors import UndefinedBehaviour, panic
+from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import QuantScheme, list_debug, shape_debug
 
@@ -55,20 +55,13 @@ def _tensor_extremum(x: np.ndarray, reduce, profile: Profile) -> np.ndarray:
     flat = x.reshape(-1)
     m = reduce(flat)
     if m == 0:
-        zeros = flat[np.flatnonzero(flat == 0)]
-        m = ZERO_PICKS[profile.tensor_extremum](zeros)
+        zeros = np.flatnonzero(flat == 0)
+        m = flat[zeros[ZERO_PICKS[profile.tensor_extremum]]]
     return np.asarray(m, dtype=x.dtype).reshape(1)
 
 
-def _unpinned(zeros: np.ndarray):
-    if np.signbit(zeros).any() and not np.signbit(zeros).all():
-        raise UndefinedBehaviour("the extremum is a zero and the tensor holds both +0 and -0: which one a GPU "
-                                 "reduction tree keeps depends on its shape on the device (not pinned)")
-    return zeros[0]
-
-
-# Which of the equal zeros a per-tensor fold keeps.
-ZERO_PICKS = TENSOR_EXTREMUM.steps({"first": lambda z: z[0], "last": lambda z: z[-1], "unpinned": _unpinned})
+# Which of the equal zeros a per-tensor fold keeps: its index among them.
+ZERO_PICKS = TENSOR_EXTREMUM.steps({"first": 0, "last": -1, "unpinned": 0})
 
 
 def _block_min_max(blocks: np.ndarray, axes: list[int]) -> tuple[np.ndarray, np.ndarray]:

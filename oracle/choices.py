@@ -62,7 +62,8 @@ KERNEL = Choice(
     gpu="burn-cubecl's kernel: divides and dequantizes in the tensor's own dtype (§5.4, §6)",
 )
 BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="burn-cubecl (GPU kernels)",
-                 vulkan="burn-cubecl's kernels compiled to SPIR-V by burn-wgpu's Vulkan backend")
+                 wgpu="burn-wgpu: burn-cubecl's kernels compiled to WGSL (run on Mesa lavapipe)",
+                 vulkan="burn-wgpu's Vulkan backend: burn-cubecl's kernels compiled to SPIR-V (run on Mesa lavapipe)")
 
 # --- how much a profile is worth: what has been run against it -----------------------------------------------
 STATUS = Choice(
@@ -95,7 +96,7 @@ NAN_CODE = Choice(
     panic="ndarray's NumCast unwrap panics",
     zero="flex's `as i8` turns NaN into 0",
     hi="CUDA's max(min(x, hi), lo) returns hi",
-    lo="Mesa lavapipe's clamp returns the lower bound for NaN (driver-defined: SPIR-V's FClamp leaves NaN undefined)",
+    lo="WGSL's clamp(x, lo, hi) on Mesa lavapipe returns lo (measured)",
 )
 
 # --- scales ------------------------------------------------------------------------------------------------
@@ -129,8 +130,9 @@ TENSOR_EXTREMUM = Choice(
     last="ndarray's float_min/float_max fold `if a < b {a} else {b}`: of equal values (+0, -0) the later stays",
     first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
           "equal values the first stays",
-    unpinned="a GPU reduction tree: of +0 and -0 the survivor depends on the tree's shape on the device (measured "
-             "on lavapipe: [-0, +0] and [+0, -0] keep the first, [-1, +0, -0] the last), so undefined",
+    unpinned="a GPU reduction tree: which of +0/-0 wins depends on the tree (on lavapipe neither the first nor the "
+             "last, per tensor and per block); the oracle picks the first and the vectors compare min/max as numbers "
+             "(zero tolerance)",
 )
 MEAN_SUMMATION = Choice(
     "mean_summation",
@@ -144,14 +146,16 @@ QUANTIZE_CHECK = Choice(
     "quantize_checks",
     **{"ndarray.matrix": "ndarray quantizes Symmetric + Native with its value matrix only",
        "cubecl.storage": "packed words tile the last dim; native storage holds whole bytes; F32 global",
-       "cubecl.packed_dim_rank": "a packed dim at or beyond the rank wraps and indexes the shape out of bounds",
-       "cubecl.packed_upload": "4/2-bit PackedU32 data of one byte per value overflows the device's scale buffer",
-       "cubecl.scale_bindings": "one scale binding per level of the scheme",
+       "cubecl.scale_bindings": "as many scale bindings as the scheme has levels (cubek-quant launch_ref's first "
+                                "check)",
+       "cubecl.packed_dim_rank": "a packed dim within the tensor's rank (beyond it, a wrapped shape index panics)",
+       "wgsl.fp8_scales": "UE4M3 scales do not compile to WGSL (reported when the result is read back)",
+       "cubecl.native_i8": "the device converts i8: without it (WGSL) every Native and PackedNative scheme is "
+                           "refused",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",
-       "cubecl.mode": "Symmetric only",
        "cubecl.native_store": "the native kernel launches a Native store only (E2M1 PackedNative is refused)",
-       "cubecl.block_divisibility": "the block's last given extent holds whole words (packed) or whole vectors "
-                                    "(Native)"},
+       "cubecl.mode": "Symmetric only",
+       "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
 )
 
 # --- quantized tensors in motion (the routes live in layout.py) --------------------------------------------
@@ -163,6 +167,9 @@ LAYOUT = Choice(
          "quantize_dynamic (burn-flex block_safe_layout_op)",
     cubecl="metadata moves for reshape/permute; q_flip unimplemented; the rest are trait defaults (spec §9.3, "
            "not run here)",
+    wgpu="the cubecl routes with burn-cubecl's reshape limits (an N-D block only unsqueezes, a 1-D block may not "
+         "span rows); a Native tensor's matmul does not compile to WGSL (measured on lavapipe)",
+    vulkan="the wgpu routes, the matmul compiled to SPIR-V (measured on lavapipe, where it crashes: gemm_crashes)",
 )
 VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
                                         "(burn-ndarray into_data, burn-flex to_contiguous)")

@@ -132,17 +132,6 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     return QTensor(values, block, glob, scheme)
 
 
-def refuse_unreadable(scheme: QuantScheme) -> None:
-    """The stores burn-std's ``split_values_off`` (into_vec_i8, <= 0.22.1) refuses before reading a byte: a packed
-    dim other than the innermost, fp8/fp4 values in u32 words, PackedNative
-    (burn-std-0.22.0-pre.3/src/tensor/quantization.rs:320-348)."""
-    store = scheme.store
-    if store.kind == "PackedU32" and store.dim != 0:
-        raise panic("bytes.packed_dim", left=store.dim, right=0)
-    if store.kind == "PackedNative" or (store.kind == "PackedU32" and scheme.value.is_float):
-        raise panic("bytes.unsupported_store")
-
-
 class OneBytePerValue:
     """burn-std <= 0.22.1: values are one i8 each whatever the store; the reader takes every byte before the
     parameters as values, not truncated to the element count (4/2-bit PackedU32 words are unpacked flat), so the
@@ -164,7 +153,10 @@ class OneBytePerValue:
     def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
              prof: Profile) -> tuple[np.ndarray, int]:
         store, value = scheme.store, scheme.value
-        refuse_unreadable(scheme)
+        if store.kind == "PackedU32" and store.dim != 0:
+            raise panic("bytes.packed_dim", left=store.dim, right=0)
+        if store.kind == "PackedNative" or (store.kind == "PackedU32" and value.is_float):
+            raise panic("bytes.unsupported_store")
         if raw.size < scale_bytes:
             raise panic("bytes.too_short")
         split = raw.size - scale_bytes
@@ -260,13 +252,17 @@ def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> 
     """What a user sees of a quantized tensor: ``into_data()`` (the CPU backends' ``q_into_data`` writes
     ``TensorData::quantized(values, shape, scheme, scales, global)``) read back with ``into_vec_i8``. It differs
     from what the backend holds only where the backend holds something its own bytes cannot say: flex keeps
-    extra scales, whose bytes then read back as values. A GPU tensor's device buffers decode to its logical parts,
-    once the reader accepts the store."""
+    extra scales, whose bytes then read back as values. The GPU profile answers with its logical parts."""
     prof = get_profile(profile)
     if not prof.observes_through_bytes:
-        refuse_unreadable(qtensor.scheme)
         return qtensor
-    return from_bytes(to_bytes(qtensor, profile=prof), qtensor.codes.shape, qtensor.scheme, profile=prof)
+    data = to_bytes(qtensor, profile=prof)
+    scheme, codes = qtensor.scheme, np.asarray(qtensor.codes, dtype=np.int8)
+    if prof.writes_packed_words and scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8:
+        # The device buffer: the codes packed into u32 words (the last dim holds whole words), then the scales.
+        words = pack_u32(codes.ravel(), scheme.value, profile=prof).astype("<u4").view(np.uint8)
+        data = np.concatenate([words, data[codes.size:]])
+    return from_bytes(data, codes.shape, scheme, profile=prof)
 
 
 # --- u32 packing (§7.3) -------------------------------------------------------------------------------------

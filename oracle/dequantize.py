@@ -22,7 +22,7 @@ from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
 from .stages import Stages
-from .support import check_loaded, native_vector_width
+from .support import check_dequantize, check_from_data, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
@@ -32,13 +32,15 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     prof = get_profile(profile)
     out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof)
+    check_dequantize(qtensor.scheme, codes.shape, prof)
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
-    values = VALUES[prof.kernel](codes, qtensor.scheme, prof)
-    spread = SPREADS[prof.kernel](layout, effective, qtensor, out, prof)
-    x = PRODUCTS[prof.kernel](values, spread, glob is None, out)
+    values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
+    unit = 1 if qtensor.last_axis_moved else native_vector_width(codes.shape, np.dtype(out).itemsize, prof)
+    per_element = SPREADS[prof.kernel](layout.spread(effective), codes.shape, qtensor.scheme, unit)
+    x = PRODUCTS[prof.kernel](values, per_element, glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -47,20 +49,17 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
 
 def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
-    scheme, shape = qt.scheme, qt.codes.shape
+    scheme = qt.scheme
     data = to_bytes(qt, profile=profile)
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
-    check_loaded(scheme, shape, profile)
-    if not profile.observes_through_bytes:
-        # The GPU splits the same bytes by size; its codes are the logical ones given.
-        held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
-        needed = layout_of(shape, scheme).block_count()
-        if np.asarray(qt.scales).size < needed and math.prod(shape) > 0:
-            raise UndefinedBehaviour(f"{np.asarray(qt.scales).size} scale(s) loaded into a buffer of {needed}: the "
-                                     "rest is uninitialized memory")
-        return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+    return RELOADS[profile.kernel](qt, data, profile)
+
+
+def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile):
+    """The CPU backends read the bytes back with ``QuantizedBytes::into_vec_i8``."""
+    scheme, shape = qt.scheme, qt.codes.shape
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
     unaligned = LAYOUTS[profile.value_layout].empty_words_refused
     if unaligned and data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
@@ -78,6 +77,27 @@ def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.n
     return values.reshape(shape), scales, glob
 
 
+def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile):
+    """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage
+    checks) and uploads the value bytes as they are: ``TensorData::quantized`` wrote one byte per value, so
+    4/2-bit PackedU32 codes (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants``
+    words). The scales are split off by size; the codes held are the logical ones given."""
+    scheme, shape = qt.scheme, qt.codes.shape
+    check_from_data(scheme, shape, profile)
+    numel = math.prod(shape)
+    oversized = scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and numel > 0
+    if oversized and profile.oversized_upload_panic is not None:
+        raise panic(profile.oversized_upload_panic)
+    held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+    if profile.max_vector_size <= 16 and np.asarray(qt.scales).size < layout_of(shape, scheme).block_count() \
+            and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
+        raise UndefinedBehaviour("fewer scales loaded than blocks: the rest of the scale buffer is uninitialized")
+    return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+
+
+RELOADS = KERNEL.steps({"cpu": _reload_cpu, "gpu": _reload_gpu})
+
+
 def _cpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:
     """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end)."""
     return np.multiply(e, q, dtype=np.float32)
@@ -91,20 +111,20 @@ def _gpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -
         return (q * e).astype(np.float32)
 
 
-def _cpu_values(codes: np.ndarray, scheme, profile: Profile) -> np.ndarray:
+def _cpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:
     """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
     says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
-    if scheme.value.is_float:
-        return FLOAT_DECODERS[profile.float_codes](codes, scheme.value)
+    if value.is_float:
+        return FLOAT_DECODERS[profile.float_codes](codes, value)
     return codes.astype(np.float32)
 
 
-def _gpu_values(codes: np.ndarray, scheme, profile: Profile) -> np.ndarray:
-    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern; the packed kernel's ``unpack_q``
-    sign-extends every field as an integer, a float value's too (cubek-quant-0.3.0-pre.3/src/dequantize.rs:96-125;
-    found by fuzzing the SPIR-V build: E4M3 PackedU32 code 0x80 dequantizes to -128)."""
-    if scheme.value.is_float and scheme.store.kind != "PackedU32":
-        return minifloat_values(codes, scheme.value)
+def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:
+    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern; a PackedU32 word holds integers,
+    whatever the value (the quantize kernel stores each rounded integer's bit field), and the packed dequantize
+    reads them back as integers (measured on lavapipe: E4M3 code -128 dequantizes to -128, not -0)."""
+    if value.is_float and not packed_u32:
+        return minifloat_values(codes, value)
     return codes.astype(np.float32)
 
 
@@ -112,25 +132,26 @@ def _gpu_values(codes: np.ndarray, scheme, profile: Profile) -> np.ndarray:
 FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
                                     "format": minifloat_values})
 
-def _per_element(layout, effective: np.ndarray, qtensor: QTensor, out: np.dtype, profile: Profile) -> np.ndarray:
-    return layout.spread(effective)
+def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme, vector: int) -> np.ndarray:
+    """The GPU's packed dequantize reads one scale per u32 word, the one of the word's first value (measured on
+    lavapipe: per_block([2]) Q8S codes in one word all take the first block's scale); the words run along the
+    packed dim. A Native kernel likewise reads one scale per vector of ``vector`` elements along the last dim, with
+    no block check (cubek-quant-0.3.0-pre.3/src/dequantize.rs:316-350; measured through SPIR-V)."""
+    if scheme.block_size() is None or not math.prod(shape) or scheme.store.kind == "PackedNative":
+        return spread
+    if scheme.store.kind == "Native":
+        n, axis = vector, len(shape) - 1
+    else:
+        n, axis = scheme.num_quants(), len(shape) - 1 - scheme.store.dim  # words run along the packed dim
+    if not 0 <= axis < len(shape):
+        return spread
+    full = np.broadcast_to(spread, shape)
+    return np.take(full, (np.arange(shape[axis]) // n) * n, axis=axis)
 
 
-def _per_unit(layout, effective: np.ndarray, qtensor: QTensor, out: np.dtype, profile: Profile) -> np.ndarray:
-    """The GPU kernel reads one scale per unit (a packed word, or a Native vector as wide as
-    ``native_vector_width`` for the output dtype), at the unit's first element, and has no block check: a unit
-    that straddles blocks multiplies all its values by its first block's scale (cubek-quant-0.3.0-pre.3
-    src/dequantize.rs:84-90, :316-350; measured on lavapipe)."""
-    scheme = qtensor.scheme
-    spread = np.asarray(layout.spread(effective)).reshape(-1)
-    if scheme.block_size() is None or not spread.size or qtensor.last_axis_moved:
-        return layout.spread(effective)
-    unit = scheme.num_quants() if scheme.store.kind == "PackedU32" else \
-        native_vector_width(layout.shape, np.dtype(out).itemsize, profile)
-    return spread[np.arange(spread.size) // unit * unit].reshape(layout.shape)
-
+# Which effective scale each element meets: the block's (CPU), the block of its word's first value (GPU, packed).
+SPREADS = KERNEL.steps({"cpu": lambda spread, shape, scheme, vector: spread, "gpu": _per_word})
 
 # The dequantize arithmetic per kernel family (the GPU works in the output dtype, §6).
-SPREADS = KERNEL.steps({"cpu": _per_element, "gpu": _per_unit})
 VALUES = KERNEL.steps({"cpu": _cpu_values, "gpu": _gpu_values})
 PRODUCTS = KERNEL.steps({"cpu": _cpu_product, "gpu": _gpu_product})

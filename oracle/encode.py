@@ -69,7 +69,7 @@ ENCODERS = CLAMP.steps({"after_round": _round_then_clamp, "before_round": _clamp
 
 
 def nan_codes(r: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
-    """The profile's NaN rule applied to rounded, clamped values ``r`` (bounds ``a``, ``b``)."""
+    """The profile's NaN rule applied to rounded, clamped values ``r`` (range ``[a, b]``)."""
     if r.size and np.isnan(r.max()):
         return NAN_CODES[profile.nan_code](r, a, b)
     return r

@@ -133,8 +133,7 @@ _SITES = [
               "Quantization not supported for scheme {scheme}",
               "§8 #26", "burn-ndarray-0.22.0-pre.3/src/ops/qtensor.rs:169"),
     PanicSite("ndarray.nan_code", "unwrap_none", "",
-              "§8 #28", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:132; the same text where "
-              "cubek-quant-0.3.0-pre.3/src/lib.rs:30 unwraps the last extent of a block of 1s (canonically empty)"),
+              "§8 #28", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:132"),
     PanicSite("ndarray.block_count", "assert_eq",
               "Invalid per-block quantization: {count} blocks for a {shape} tensor with {block} blocks",
               "§8 #29", "burn-ndarray-0.22.0-pre.3/src/ops/quantization.rs:54"),
@@ -188,18 +187,37 @@ _SITES = [
     PanicSite("cubecl.q_flip", "panic", "not implemented",
               "§8 #48, §9.3", "burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:322 (`unimplemented!()` without a message; "
               "no GPU build ran it)"),
-    PanicSite("cubecl.empty_reduce", "unwrap_err", "ReduceAxisTooSmall {{ axis_length: 0, k: 1 }}",
-              "§2, §3.1", "burn-cubecl-0.22.0-pre.3/src/ops/tensor.rs:401, :416 (float_max / float_min unwrap the "
-              "refusal of an empty axis, src/kernel/reduce/base.rs:62-72; measured on lavapipe)"),
-    PanicSite("cubecl.range_outside_slice", "assert", "provided range was outside slice",
-              "§7.6", "wgpu-types-30.0.2/src/write_only.rs:826 (burn-cubecl's q_from_data, "
-              "burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:137-144, hands a 4/2-bit PackedU32 tensor's scale buffer "
-              "the bytes past its packed words; measured on lavapipe)"),
-    PanicSite("cubecl.reshape_nd_block", "unimplemented",
-              "Reshape of ND block-quantized tensor is not yet supported.",
-              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:344 (q_reshape; measured on lavapipe)"),
+    # GPU, measured: burn-wgpu 0.22.0-pre.3 with WGSL shaders on Mesa lavapipe (docs/findings.md, issue 9)
+    PanicSite("cubecl.reduce_empty", "unwrap_err", "ReduceAxisTooSmall {{ axis_length: 0, k: 1 }}",
+              "§2, §3.1", "burn-cubecl-0.22.0-pre.3/src/kernel/reduce/base.rs:69 (min/max of an empty tensor: no "
+              "identity; measured on WGSL)"),
+    PanicSite("wgsl.fp8_scalar", "expect",
+              'bytes: host access failed: Read("The server is in an invalid state\\nCaused by:\\n  A launch error '
+              'happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  A validation '
+              'error caused the compilation to fail\\nCaused by:\\n  Compilation error: invalid input program.\\nfp8 '
+              'on WGSL is packed 4 lanes to a u32, a scalar has no representation: use vectors of 4, 8 or 16 '
+              'lanes\\nBacktrace:\\nNo backtrace available")',
+              "§5.4", "cubecl-wgpu-0.11.0-pre.3/src/compiler/wgsl/types.rs (a scalar fp8 scale), reported at "
+              "read-back by cubecl-environment-0.11.0-pre.3/src/bytes/base.rs:446; measured on WGSL"),
+    PanicSite("wgsl.matmul_i8", "expect",
+              'bytes: host access failed: Read("The server is in an invalid state\\nCaused by:\\n  A launch error '
+              'happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  An error caused '
+              'the compilation to fail\\nCaused by:\\n  WGSL compilation failed for kernel `{kernel}`: Validation '
+              "Error\\n\\nCaused by:\\n  In Device::create_shader_module, label = '{kernel}'\\n    \\nShader "
+              "'{kernel}' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:{line}:{col}\\n  "
+              "│\\n{line} │ @group(0) @binding(0) var<storage, read_write> {var}: array<i8>;\\n  │"
+              "{pad}^^ unknown identifier\\n\\n\\n\\n"
+              'Backtrace:\\nNo backtrace available")',
+              "§9.3", "burn-cubecl-0.22.0-pre.3 quantized matmul of a Native (i8) tensor, compiled by "
+              "cubecl-wgpu-0.11.0-pre.3 (WGSL has no i8), reported at read-back by "
+              "cubecl-environment-0.11.0-pre.3/src/bytes/base.rs:446; measured on WGSL"),
+    PanicSite("cubecl.reshape_nd_block", "unimplemented", "Reshape of ND block-quantized tensor is not yet supported.",
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:344"),
     PanicSite("cubecl.reshape_split_block", "unimplemented", "Reshape would split a block across multiple rows.",
-              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:371 (q_reshape; measured on lavapipe)"),
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:372"),
+    PanicSite("wgpu.write_range", "assert", "provided range was outside slice",
+              "§7.4", "wgpu-types-30.0.2/src/write_only.rs:826 (q_from_data of PackedU32 sub-byte codes whose "
+              "bytes are fewer than the packed words'; measured on WGSL)"),
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}",
               "§8 #59", "cubek-quant-0.3.0-pre.3/src/lib.rs:31"),
@@ -229,7 +247,7 @@ def panic(code: str, *, left: object = None, right: object = None, **fields: obj
 
 def _pattern(site: PanicSite) -> re.Pattern[str]:
     mark = "\0"  # stands for every placeholder; re.escape leaves it alone
-    text = re.sub(r"\{[a-z_]+\}", mark, site.template).replace("{{", "{").replace("}}", "}")  # format's escapes
+    text = re.sub(r"\{[a-z_]+\}", mark, site.template).replace("{{", "{").replace("}}", "}")
     whole = _wrap(site, text, mark, mark)
     return re.compile(re.escape(whole).replace(mark, ".+?"), re.DOTALL)
 

@@ -38,13 +38,14 @@ from . import choices as c
 from .blocks import BlockLayout, params_shape
 from .codec import into_data
 from .dequantize import _reload, dequantize
-from .errors import UndefinedBehaviour, panic
+from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, panic
 from .profiles import Profile
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
-from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, shape_debug
+from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, ScaleDtype, shape_debug
 from .stages import Stages
+from .support import check_dequantize
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -71,15 +72,34 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
         "select": ("move", "private"),
         **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
-    # burn-cubecl ops/base.rs (spec §9.3): metadata moves; q_flip is unimplemented!(); the rest are trait
-    # defaults. A per-block reshape refuses N-D blocks and 1-D blocks it would split (measured on lavapipe).
+    # burn-cubecl ops/base.rs (spec §9.3, not run here): metadata moves; q_flip is unimplemented!(); the
+    # rest are trait defaults. Per-block reshape is modelled only where it keeps every block whole.
     "cubecl": {
-        "reshape": ("move", "reshape_blocks"), "transpose": ("move_grid", "move_grid"),
+        "reshape": ("move", "move"), "transpose": ("move_grid", "move_grid"),
+        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
+        "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-wgpu with WGSL, measured on lavapipe: the cubecl routes, with burn-cubecl's reshape limits
+    # (ops/base.rs:330-375) and a quantized matmul whose i8 input WGSL cannot declare.
+    "wgpu": {
+        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid", "move_grid"),
+        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
+        "select": ("requantize", "requantize"),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()}, "matmul": ("float_i8", "float_i8"),
+    },
+    # the same kernels as SPIR-V: the matmul compiles (Native i8 exists), but lavapipe crashes in it (gemm_crashes)
+    "vulkan": {
+        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid", "move_grid"),
         "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
 })
+
+# The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
+_WGSL_MATMUL_KERNEL = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1"
 
 PERMUTES = ("transpose", "swap_dims", "permute")
 
@@ -208,22 +228,6 @@ def _move_grid(step: dict, qt: QTensor, *, grid: bool = True, dims: bool = True)
     return QTensor(qt.codes.transpose(axes), scales, qt.global_scale, scheme)
 
 
-def _refuse_block_reshape(held: QTensor, shape: list[int]) -> int | None:
-    """burn-cubecl's ``q_reshape`` of a block-quantized tensor (ops/base.rs:331-376): an N-D block refuses any
-    reshape but an unsqueeze; a 1-D block refuses a new last dim shorter than the block, unless there is one
-    block in all, whose scale then keeps its metadata of the old rank (returned; None: the new rank's grid)."""
-    dims, curr = held.scheme.block_size().dims, list(held.codes.shape)
-    new = len(shape) - len(curr)
-    unsqueeze = new > 0 and list(shape[new:]) == curr
-    if len(dims) > 1 and not unsqueeze and list(shape) != curr:
-        raise panic("cubecl.reshape_nd_block")
-    if len(dims) == 1 and shape[-1] < dims[0]:
-        if held.scales.size > 1:
-            raise panic("cubecl.reshape_split_block")
-        return held.scale_rank if held.scale_rank is not None else len(curr)
-    return None
-
-
 def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
     """burn-flex's own ``QTensorOps::quantize_dynamic`` (``ops/qtensor.rs:67-142``), reached only from inside flex
     (its per-block layout ops). Per block ``alpha`` = the largest ``|x|``, folded from 0 with ``f32::max`` (a NaN is
@@ -267,6 +271,8 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
     can violate either after a move."""
     if isinstance(held, np.ndarray):
         return held
+    if profile.kernel == "gpu":  # the held tensor is dequantized in place: the launch checks, no reload's
+        check_dequantize(held.scheme, held.codes.shape, profile)
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()
@@ -307,27 +313,30 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     rank = held.codes.ndim
     if is_identity(s, rank):
         return held
+    if s["op"] == "matmul" and _route(s, held, profile) == "float_i8":
+        _check_wgsl_matmul(held)  # the kernel's declarations fail to compile whatever view it gets
     swap = vecmat_swap(s, held.codes.shape)
     if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
         return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
     route = _route(s, held, profile)
-    scale_rank = held.scale_rank
-    if route == "reshape_blocks":
-        scale_rank = _refuse_block_reshape(held, s["shape"])
+    if route == "move_reshape":
+        _check_gpu_reshape(held, s["shape"])
         route = "move"
+    if route == "float_i8":
+        _check_wgsl_matmul(held)
+        route = "float"
+    if route == "move_grid" and profile.layout in ("wgpu", "vulkan"):
+        _check_gpu_scale_permute(held, s)
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
-                       _follow_packing(held.scheme, s, rank, profile), scale_rank=scale_rank)
-    if route.startswith("move_") and held.scale_rank is not None:
-        # burn-cubecl permutes the scales' metadata with the tensor's axes (ops/base.rs:147)
-        beyond = [a for a in axes_of(s, rank) if a >= held.scale_rank]
-        if beyond:
-            raise panic("scale.index_out_of_bounds", len=held.scale_rank, index=beyond[0])
+                       _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
         moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
         strided = held.last_axis_moved or (rank > 0 and axes_of(s, rank)[-1] != rank - 1)
-        return QTensor(moved.codes, moved.scales, moved.global_scale,
-                       _follow_packing(moved.scheme, s, rank, profile), strided)
+        return QTensor(moved.codes, moved.scales, moved.global_scale, _follow_packing(moved.scheme, s, rank, profile),
+                       strided)
+    if route in CATALOGUE:  # the backend refuses the step before it reads anything
+        raise panic(route)
     moved = np.ascontiguousarray(apply(values(held, profile), s))
     if route == "float":
         return moved
@@ -336,6 +345,48 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if route == "requantize":
         return quantize_dynamic(moved, held.scheme, profile=profile)
     raise panic(route)
+
+
+def _check_wgsl_matmul(qt: QTensor) -> None:
+    """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
+    declare (measured); a two-level one is dequantized first (and meets the i8 refusal)."""
+    if qt.scheme.store.kind != "Native" or qt.scheme.is_two_level():
+        return
+    if qt.scheme.value.is_float:
+        raise panic("wgsl.fp8_scalar")
+    # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
+    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
+    f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
+    line, var = (8, "v13") if f16 else (7, "v5")
+    col = 56 + len(var)
+    raise panic("wgsl.matmul_i8", kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var, pad=" " * col)
+
+
+def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
+    """burn-cubecl permutes the scale tensor with the tensor's axes. A reshape that kept a single block's scale
+    (``ops/base.rs:368-375``) left it at its old rank-1 shape, so a permutation indexes that shape out of bounds
+    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose)."""
+    if qt.scheme.block_size() is None or qt.scales.size >= math.prod(params_shape(qt.codes.shape, qt.scheme)):
+        return
+    axes = axes_of(s, qt.codes.ndim)
+    index = next((a for a in axes if a >= 1), None)
+    if index is not None:
+        raise panic("scale.index_out_of_bounds", len=1, index=index)
+
+
+def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
+    """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:330-375``): an N-D block survives only an unsqueeze (new
+    leading unit dims); a 1-D block may not span rows once the new last dim is shorter than it."""
+    size = qt.scheme.block_size()
+    if size is None:
+        return
+    current, new = list(qt.codes.shape), list(shape)
+    n_new = max(len(new) - len(current), 0)
+    unsqueeze = n_new > 0 and new[n_new:] == current
+    if len(size.dims) > 1 and not unsqueeze and new != current:
+        raise panic("cubecl.reshape_nd_block")
+    if len(size.dims) == 1 and new and new[-1] < size.dims[0] and qt.scales.size > 1:
+        raise panic("cubecl.reshape_split_block")
 
 
 def load(qt: QTensor, profile: Profile) -> QTensor:
@@ -354,7 +405,10 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     what a user expects the result to dequantize to."""
     held: QTensor | np.ndarray = load(qt, profile)
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
-        stages.moved = view(values(held, profile), steps)
+        try:
+            stages.moved = view(values(held, profile), steps)
+        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes)
+            stages.moved = None
     for s in steps:
         held = step(held, s, profile)
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
-from .support import check_quantize
+from .support import check_from_data
 
 
 def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
@@ -26,9 +26,7 @@ def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
 def ternary_matmul(lhs: np.ndarray, rhs: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
     """``lhs [..., K] @ rhs`` for a per-tensor Q2S ``rhs`` of shape ``[K, N]`` (its stored scale is gamma)."""
     prof = get_profile(profile)
-    # the weight is made on the device by quantizing it (Tensor::quantize): the backend's own refusals apply
-    # (burn-cubecl cannot hold Native sub-byte values)
-    check_quantize(rhs.scheme, np.shape(rhs.codes), prof)
+    check_from_data(rhs.scheme, rhs.codes.shape, prof)  # the weight is loaded from its parts first
     a = np.asarray(lhs, dtype=np.float32)
     w = np.asarray(rhs.codes, dtype=np.int8)
     gamma = np.float32(np.asarray(rhs.scales, dtype=np.float32).ravel()[0])

@@ -64,8 +64,7 @@ def _panic_code(default: str | None):
 def _dims_limit(default: int | None = None):
     def check(name, v):
         if (v is not None or default is not None) and (type(v) is not int or v < 1):
-            raise ProfileError(f"profile field {name!r}: {v!r} is not a positive int"
-                               f"{'' if default is not None else ' (nor None)'}")
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a positive int")
         return v
     return field(default=default, metadata={"check": check})
 
@@ -141,16 +140,7 @@ class Profile:
     output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
     """Float dtypes ``dequantize`` can produce."""
     quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
-    """Named support checks run by ``B::quantize`` before any arithmetic, in the backend's order (see
-    ``oracle/support.py``)."""
-    load_width: int = _dims_limit(128)
-    """GPU device property: bits one vectorized load moves (cubecl ``HardwareProperties::load_width``: 128 on
-    wgpu and CUDA, cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:311, cubecl-cuda-0.11.0-pre.3/src/runtime.rs:153)."""
-    max_vector_size: int = _dims_limit(4)
-    """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu/Vulkan without
-    long vectors, runtime.rs:341; unbounded on CUDA, where the load width binds first). With ``load_width`` it
-    sets the vector width of a Native quantize kernel (``oracle.support.native_vector_width``), which the block's
-    last extent must be a multiple of and which decides the elements that share one scale read."""
+    """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
     tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``ndarray.matrix`` accepts for a per-tensor scheme (store Native, mode Symmetric)."""
     block_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
@@ -186,15 +176,34 @@ class Profile:
     checks_qtensor: bool = _flag()
     """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
     from_data_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
-    """Support checks ``q_from_data`` runs on the scheme of data it loads (burn-cubecl allocates the tensor with
-    ``new_quantized``, which refuses Native sub-byte values and non-E2M1 PackedNative as at quantize time)."""
+    """Named support checks (``oracle/support.py``) run by ``q_from_data`` (burn-cubecl's ``new_quantized``)."""
+    dequantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks run by the backend's dequantize launch (cubek-quant ``dequantize.rs``)."""
+    oversized_upload_panic: str | None = _panic_code(None)
+    """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
+    written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    scales_read_as_input_dtype: bool = _flag()
+    """The kernel views the given scales buffer as the input's float dtype (``ScalesView<F>``): f32 scales under
+    an f16 input are reinterpreted, not converted (issue 9's prediction 2, measured on burn-wgpu; the CUDA model
+    leaves it out, where a short view would read past the buffer)."""
+    empty_keeps_given_bytes: bool = _flag()
+    """No kernel runs for an empty tensor: burn-wgpu keeps the given scales' bytes as its scale storage, unrounded
+    and reinterpreted; where they do not fill it, the rest is reused memory (measured: an f16 scale 1.0 under F32
+    storage read back as 0x00003C00 in a fresh process, 0x81813C00 after other requests), so that is undefined."""
+    scales_by_strides: bool = _flag()
+    """Measured on burn-wgpu (WGSL, lavapipe), PackedU32: the kernel indexes the given block scales by the scales
+    tensor's own strides (``scales_layout``, ``cubek-quant-0.3.0-pre.3/src/layout/scales.rs:218-242``), so a flat
+    list for a rank >= 2 tensor (what ``Tensor::quantize`` is handed here) reads, and stores, its first scale for
+    every block; a ``[4, 1]`` grid for ``[2, 2]`` blocks reads scales 0, 1, 1, 2. Scales shaped ``params_shape``
+    (``compute_q_params``'s) and rank-1 tensors are read as meant."""
+    writes_packed_words: bool = _flag()
+    """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
+    the CPU backends write one i8 per value."""
     from_data_panic: str | None = _panic_code(None)
     """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
     observes_through_bytes: bool = _flag(True)
-    """A user reads a CPU tensor back through its ``TensorData`` bytes; a GPU tensor's bytes are its device
-    buffers (packed words, scales in their storage type), which ``into_vec_i8`` decodes to the codes it holds, so
-    the GPU profiles answer with the logical parts, after the reader's refusals of a store (measured on
-    lavapipe: fp8 in PackedU32, a PackedU32 dim other than 0, PackedNative)."""
+    """A user reads a CPU tensor back through its ``TensorData`` bytes; the GPU profile answers with its
+    logical parts (its packed words are not modelled)."""
     asserts_whole_blocks: bool = _flag()
     """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
     empty_range_panic: str = _panic_code("range.empty_flex")
@@ -222,10 +231,15 @@ class Profile:
     permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
     view_read: str = _one_of(c.VIEW_READ, "logical")
     """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
+    ternary_fast_path: bool = _flag()
+    max_vector_size: int = _dims_limit(255)
+    """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu's Vulkan device
+    without long vectors, cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341; unbounded on CUDA, where the 128-bit load
+    width binds first). It sets a Native kernel's vector width (``oracle.support.native_vector_width``), which the
+    block's last extent must be a multiple of and whose elements share one scale read."""
     gemm_crashes: bool = _flag()
     """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
-    ternary_fast_path: bool = _flag()
     """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
 
     def __post_init__(self):
@@ -285,9 +299,9 @@ _FLEX = Profile(
 
 _CUBECL = Profile(
     name="burn-0.22.0-pre.3/cubecl",
-    description="burn-cubecl GPU kernels (very likely, not run here): ties to even, one-level division in the "
-                "input dtype, no zero-scale guard (0/0 -> NaN -> hi); PackedU32 / Native Q8 & fp8 / "
-                "PackedNative E2M1",
+    description="burn-cubecl's GPU kernels as CUDA runs them (modelled, not run: scripts/gpu-check.sh needs an "
+                "NVIDIA GPU): ties to even, one-level division in the input dtype, no zero-scale guard (0/0 -> NaN "
+                "-> hi); PackedU32 / Native Q8 & fp8 / PackedNative E2M1",
     backend="cubecl",
     kernel="gpu",
     tie="even",
@@ -299,31 +313,55 @@ _CUBECL = Profile(
     quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
                      "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
-    from_data_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.packed_upload", "cubecl.native_store"),
-    moves_packing_dim=True,  # a GPU tensor keeps its store; permute moves its packed dim (ops/base.rs:150-160)
+    from_data_checks=("cubecl.storage",),
     observes_through_bytes=False,
     layout="cubecl",
-    max_vector_size=255,  # CUDA: VectorSize::MAX, so the 128-bit load width decides
 )
 
-# burn-wgpu's Vulkan backend (burn's `vulkan` feature): the same burn-cubecl kernels, compiled to SPIR-V, run on
-# Mesa's lavapipe. SPIR-V's `GLSL.std.450 Round` leaves the direction of a .5 tie to the driver: Mesa rounds half
-# to even, a real GPU's driver may not, so this profile describes SPIR-V *on Mesa*, not SPIR-V.
-_VULKAN = _CUBECL.with_(
-    name="burn-0.22.0-pre.3/vulkan",
-    description="burn-cubecl kernels as SPIR-V on Mesa lavapipe (burn-wgpu `vulkan`): ties to even as Mesa "
-                "rounds them (GLSL.std.450 Round leaves ties to the driver; real GPUs may differ), NaN -> the "
-                "range's low end (lavapipe's clamp); Native Q8 & fp8 (fp8 converted in software)",
-    backend="vulkan",
+# burn-wgpu with WGSL shaders, measured on Mesa lavapipe (docs/findings.md "GPU kernels, measured on lavapipe"):
+# burn-cubecl's kernels as modelled above, with what WGSL and lavapipe change.
+_WGPU = _CUBECL.with_(
+    name="burn-0.22.0-pre.3/wgpu",
+    description="burn-wgpu 0.22.0-pre.3, WGSL on Mesa lavapipe (measured): burn-cubecl's PackedU32 kernels, ties to "
+                "even; NaN codes -> lo; no Native store (WGSL has no i8); UE4M3 scales fail to compile; read back "
+                "through QuantizedBytes; bf16 not declared (supports_dtype false)",
+    backend="wgpu",
     nan_code="lo",
-    empty_range_panic="cubecl.empty_reduce",
-    empty_max_panic="cubecl.empty_reduce",
-    max_vector_size=4,  # wgpu's Vulkan device without long vectors (cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341)
+    quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.round_up_rule",
+                     "cubecl.native_i8",
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+    from_data_checks=("cubecl.storage", "cubecl.packed_dim_rank"),
+    dequantize_checks=("cubecl.native_i8", "wgsl.fp8_scales"),
+    oversized_upload_panic="wgpu.write_range",
+    observes_through_bytes=True,
+    writes_packed_words=True,
+    scales_by_strides=True,
+    scales_read_as_input_dtype=True,
+    empty_keeps_given_bytes=True,
+    empty_range_panic="cubecl.reduce_empty",
+    empty_max_panic="cubecl.reduce_empty",
     tensor_extremum="unpinned",
+    moves_packing_dim=True,
+    layout="wgpu",
+    status="suite_passing",
+)
+
+# burn-wgpu's Vulkan backend (burn's `vulkan` feature): the same kernels compiled to SPIR-V, measured on Mesa lavapipe
+# (docs/findings.md "SPIR-V on lavapipe"). SPIR-V's `GLSL.std.450 Round` leaves the direction of a .5 tie to the
+# driver: Mesa rounds half to even, a real GPU's driver may not, so this profile describes SPIR-V *on Mesa*.
+_VULKAN = _WGPU.with_(
+    name="burn-0.22.0-pre.3/vulkan",
+    description="burn-wgpu 0.22.0-pre.3 `vulkan`, SPIR-V on Mesa lavapipe (measured): ties to even as Mesa rounds "
+                "them (GLSL.std.450 Round leaves ties to the driver; real GPUs may differ), NaN codes -> lo; Native "
+                "Q8 & fp8 (fp8 converted in software); bf16 not declared (supports_dtype false)",
+    backend="vulkan",
+    quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.round_up_rule",
+                     "cubecl.mode", "cubecl.native_store", "cubecl.block_divisibility"),
+    dequantize_checks=("cubecl.native_store",),
+    max_vector_size=4,
+    layout="vulkan",
     gemm_crashes=True,
-    status="suite_passing",  # 613 of 656 passed, 43 not applicable, 0 diverging (2026-11-30); fuzz: 2 of 3,000
-    quantize_checks=("cubecl.storage", "cubecl.scale_bindings", "cubecl.round_up_rule", "cubecl.mode",
-                     "cubecl.native_store", "cubecl.block_divisibility"),
+    status="suite_passing",  # 625 of 663 passed, 38 not applicable, 0 diverging (2026-11-30); fuzz: 1 of 3,000
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
@@ -357,7 +395,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _NDARRAY_0_22_1,
+PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
                                                      _FLEX_0_22_1, _FLEX_0_23_0_PRE_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 

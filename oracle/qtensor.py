@@ -19,10 +19,7 @@ class QTensor:
     global_scale: np.ndarray | None
     scheme: QuantScheme
     last_axis_moved: bool = False
-    scale_rank: int | None = None
-    """burn-cubecl only: the rank of the scales' metadata where it is not the tensor's (a reshape that keeps a
-    single block's scale as it was, ops/base.rs:365-373)."""
-    """A permute moved the innermost axis: a GPU tensor is then a strided view whose kernels read one element per
+    """A permute moved the innermost axis: a GPU tensor is then a strided view, whose kernels read one element per
     unit (``tensor_vector_size_parallel`` wants a unit stride)."""
 
     @property

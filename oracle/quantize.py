@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import BlockLayout, ScaleReads, kernel_block_start, kernel_scale_index, layout_of
+from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of
 from .calibration import compute_range
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
 from .codec import encode_scales
@@ -32,8 +32,8 @@ from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .rounding import dtype_name
-from .scales import effective_scales, kernel_scales, stored_scales
+from .rounding import dtype_name, round_up
+from .scales import effective_scales, stored_scales
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
 from .support import check_quantize, native_vector_width
@@ -46,11 +46,10 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x, scales, global_scale)
-    scales = np.asarray(scales)
     if checked:
         tensor_checks(scheme, global_scale)
-        scales = scales.ravel()  # Tensor::quantize takes its scales as a Tensor<1>
-    return _quantize(x, scheme, scales, global_scale, prof, stages)
+        scales = np.asarray(scales).ravel()  # through Tensor::quantize the scales are a flat tensor (docs/ops.md)
+    return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profile = DEFAULT_PROFILE,
@@ -106,7 +105,8 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
 def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
               profile: Profile, stages: Stages | None) -> QTensor:
     kernel = KERNELS[profile.kernel]
-    held, grid, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
+    held, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
+    grid = held[: layout.block_count()]
     dividend, effective = kernel.operands(x, effective_scales(grid, glob, profile), glob is None, profile)
     divide_block, divisor = TWO_LEVEL_DIVISIONS[profile.two_level_division](
         lambda values: _spread(values, layout, scheme, profile), grid, glob, effective, profile)
@@ -229,13 +229,13 @@ def _admit_cpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if scheme.block_size() is None:
         if stored.size == 0:
             raise panic("scale.index_out_of_bounds", len=0, index=0)
-        return _held(stored, scheme, profile), stored[:1], glob, layout
+        return _held(stored, scheme, profile), glob, layout
     if scheme.is_two_level() and glob is None and profile.requires_two_level_global:
         raise panic("quantize.two_level_without_global")
     if profile.asserts_whole_blocks and not layout.divides():
         raise panic("flex.block_not_whole", shape=shape_debug(x.shape), block=scheme.block_size().debug())
     _check_block_count(layout, stored, x.shape, scheme, profile)
-    return stored, stored[: layout.block_count()], glob, layout
+    return stored, glob, layout
 
 
 def _check_block_count(layout: BlockLayout, stored: np.ndarray, shape, scheme: QuantScheme,
@@ -260,62 +260,99 @@ def _first_missing_block(layout: BlockLayout, count: int) -> int:
 
 def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
                profile: Profile):
-    """burn-cubecl (§5.4): the launch checks (the scale bindings counted among them), then the kernel: each unit
-    (a packed word, or a vector of a Native store) reads one scale through the scale binding's own layout
-    (``oracle.blocks.kernel_scale_index``), rounds it (``oracle.scales.kernel_scales``) and divides its elements
-    by it; the units that layout elects write their scale into the tensor's own grid, exactly one per block
-    (``params_shape``: extra scales are not kept). Reading past the scale buffer, and a block that no unit or
-    units with different scales write, are undefined (the order of racing writes is the device's)."""
+    """burn-cubecl (§5.4, very likely): the launch checks; the scales are rounded in the kernel; a scale buffer
+    shorter than the blocks is read out of bounds (undefined behaviour)."""
     if global_scale is not None and np.asarray(global_scale).dtype != np.float32:
         dt = dtype_name(np.asarray(global_scale).dtype).upper()
         raise panic("cubecl.global_tensor_not_f32", dtype=dt, left=dt, right="F32")
-    check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None), itemsize=x.dtype.itemsize)
+    check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None))
+    read = np.asarray(scales).ravel()
+    if profile.scales_read_as_input_dtype:
+        read = _as_input_dtype(read, x.dtype)
+    stored = kernel_round_up(read.astype(np.float32), scheme.scale_dtype(), profile)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
-    if glob is not None and glob.size == 0:
-        raise UndefinedBehaviour("the kernel reads the global scale from an empty buffer: out of bounds")
-    rounded = kernel_scales(scales, x.dtype, scheme.scale_dtype())
     layout = layout_of(x.shape, scheme)
-    width = _unit_width(x, scheme, profile)
-    units = np.arange(0, math.prod(x.shape), width)
-    size = scheme.block_size()
-    if size is None:
-        read, elected, block = np.zeros_like(units), units == 0, np.zeros_like(units)
-    else:
-        if scales.ndim > x.ndim:
-            raise UndefinedBehaviour(f"a rank-{scales.ndim} scale tensor for a rank-{x.ndim} tensor: the scale "
-                                     "layout indexes past the tensor's dims (not observed)")
-        read = kernel_scale_index(units, x.shape, size, scales.shape)
-        elected = kernel_block_start(units, x.shape, size, scales.shape)
-        block = layout.blocks_of(units)
-    if read.size and read.max() >= rounded.size:
-        raise UndefinedBehaviour(f"the kernel reads scale {read.max()} of a buffer holding {rounded.size}: out "
-                                 "of bounds")
-    held = _written(rounded[read[elected]], block[elected], layout.block_count())
-    reads = ScaleReads(x.shape, np.repeat(read, width)[: math.prod(x.shape)]
-                       .reshape(x.shape), rounded.size)
-    return held, rounded, glob, reads
+    needed = layout.block_count()
+    if stored.size < needed or (glob is not None and glob.size == 0):
+        raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
+                                 f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
+    if profile.scales_by_strides and scheme.block_size() is not None and x.size:
+        if profile.max_vector_size <= 16:  # a measured vector width: each unit's read, exactly
+            stored = stored[_unit_scale_index(x, scheme, layout, np.asarray(scales).shape, profile)]
+        else:
+            stored = stored[_strided_scale_index(layout, scales.shape)]
+    unfilled = np.asarray(scales).dtype.itemsize != scheme.scale_dtype().size
+    if profile.empty_keeps_given_bytes and x.size == 0 and needed and unfilled:
+        raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
+                                 "the rest of the buffer is whatever memory it reused")
+    return _held(stored, scheme, profile), glob, layout
 
 
-def _unit_width(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> int:
-    """The elements one kernel unit quantizes with one scale read: a packed word's values, or a Native vector."""
-    if scheme.store.kind == "PackedU32":
-        return scheme.num_quants()
-    return native_vector_width(x.shape, x.dtype.itemsize, profile)
+def _as_input_dtype(scales: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The kernel views the scales buffer as the input's float dtype (``ScalesView<F>``, cubek-quant
+    ``quantize.rs:110-143``): scales of another dtype are reinterpreted, not converted (issue 9's prediction 2,
+    measured on lavapipe: an f32 scale 1.0 under an f16 input reads its low half, 0x0000 = 0.0). Only as many
+    entries as were given are ever addressed."""
+    flat = np.ascontiguousarray(scales).ravel()
+    if flat.dtype == dtype:
+        return flat
+    raw = flat.tobytes()
+    view = np.frombuffer(raw, dtype=dtype, count=len(raw) // np.dtype(dtype).itemsize)
+    if view.size < flat.size:
+        raise UndefinedBehaviour(f"{flat.size} {flat.dtype} scales read as {dtype}: past the buffer")
+    return view[: flat.size]
 
 
-def _written(values: np.ndarray, blocks: np.ndarray, count: int) -> np.ndarray:
-    """The scale grid after the elected units wrote ``values`` into ``blocks``: every block written, and by
-    units that agree (bit for bit), or the result is the device's race."""
-    held = np.full(count, np.nan, dtype=np.float32)
-    seen = np.zeros(count, dtype=bool)
-    for value, b in zip(values, blocks):
-        if seen[b] and held[b:b + 1].view(np.uint32)[0] != np.float32(value).view(np.uint32):
-            raise UndefinedBehaviour(f"block {b}'s scale is written by units that read different scales: a race")
-        held[b], seen[b] = value, True
-    if not seen.all():
-        raise UndefinedBehaviour(f"no kernel unit writes the scale of block {int(np.argmin(seen))}: the stored "
-                                 "scale is uninitialized memory")
-    return held
+def _unit_scale_index(x: np.ndarray, scheme: QuantScheme, layout: BlockLayout, given: tuple[int, ...],
+                      profile: Profile) -> np.ndarray:
+    """Per block, the given scale the kernel reads for it: each unit (a packed word, or a Native vector of
+    ``native_vector_width``) reads one scale through the given scale tensor's own layout (``kernel_scale_index``)
+    and divides all its elements by it. Undefined where a unit straddles blocks, where units of one block read
+    different scales (their scale writes race), or where no unit writes a block (measured on lavapipe)."""
+    if len(given) > x.ndim:
+        raise UndefinedBehaviour("a scale tensor of higher rank than the tensor: not observed")
+    width = scheme.num_quants() if scheme.store.kind == "PackedU32" else \
+        native_vector_width(x.shape, x.dtype.itemsize, profile)
+    size, n = scheme.block_size(), x.size
+    starts = np.arange(0, n, width)
+    read = kernel_scale_index(starts, x.shape, size, given)
+    blocks = layout.blocks_of(np.arange(n)).reshape(-1, width) if n % width == 0 else None
+    if blocks is None or (blocks != blocks[:, :1]).any():
+        raise UndefinedBehaviour("a kernel unit spans two blocks: a block's scale is read or written by another")
+    index = np.full(layout.block_count(), -1, dtype=np.int64)
+    for b, r in zip(blocks[:, 0], read):
+        if index[b] not in (-1, r):
+            raise UndefinedBehaviour(f"block {b}'s units read different scales: their scale writes race")
+        index[b] = r
+    elected = kernel_block_start(starts, x.shape, size, given)
+    if index.min(initial=0) < 0 or not np.isin(np.arange(index.size), blocks[elected, 0]).all():
+        raise UndefinedBehaviour("no kernel unit writes some block's scale: it is uninitialized memory")
+    if index.size and index.max() >= math.prod(given):
+        raise UndefinedBehaviour("the kernel reads past the given scales")
+    return index
+
+
+def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndarray:
+    """The scale each block reads when the kernel indexes the given scales tensor by its own strides (its block
+    coordinates dotted with the strides of ``given``, contiguous); a tensor of another rank than the block grid
+    (a flat list for a rank >= 2 tensor) reads its first scale everywhere (measured on lavapipe)."""
+    grid = tuple(layout.blocks)
+    if len(given) != len(grid):
+        return np.zeros(math.prod(grid), dtype=np.int64)
+    strides = np.cumprod((1, *given[:0:-1]))[::-1]
+    coords = np.indices(grid).reshape(len(grid), -1)
+    index = (coords * strides[:, None]).sum(axis=0)
+    if index.size and index.max() >= math.prod(given):
+        raise UndefinedBehaviour("the kernel reads past the given scales")
+    return index
+
+
+def kernel_round_up(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
+    """The kernel rounds each given scale up onto its dtype's grid itself (``write_scale``, cubek-quant
+    ``quantize.rs:89-108``): the host rule, but a NaN takes the bit trick (``rounding.round_up``)."""
+    if dtype is ScaleDtype.UE8M0 or dtype is ScaleDtype.F32:
+        return stored_scales(scales, dtype, profile)
+    return round_up(scales, dtype, in_kernel=True)
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):
@@ -342,8 +379,7 @@ def _through_input_dtype(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
 @dataclass(frozen=True)
 class Kernel:
     admit: Callable
-    """The checks, in the backend's order → (held scales, the scales the division reads, global, the layout
-    that spreads those over the elements)."""
+    """The checks, in the backend's order → (held scales, global, layout)."""
     operands: Callable
     """(x, effective per block, one-level?, profile) → the dividend and divisor in the division dtype."""
     settle: Callable

@@ -79,15 +79,17 @@ def _bits(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32).view(np.uint32)
 
 
-def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False, nan_test: bool = True) -> np.ndarray:
+def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False, in_kernel: bool = False) -> np.ndarray:
     """``ScaleDtype::round_up``: the smallest value of ``dtype`` not below each scale, saturating at
     ``max_representable()``; NaN stays NaN; F32 is the identity (§4.1). UE8M0 has no rule before burn 0.22.0
     (``ue8m0=False``: the caller raises), and from then on rounds up to a power of two (§11).
 
     Negative scales (release builds only, where the ``debug_assert!`` is off) follow the same arithmetic: the
-    subnormal branch's ``ceil`` moves them toward zero, the bit trick away from it. ``nan_test=False`` is the GPU
-    kernel's copy of the rule (cubecl-std ``round_up_to_dtype``), which has no NaN test: a NaN goes through the
-    bit trick, and a payload near the top wraps (``0x7FFFFFFF`` → ``0x80000000``, -0.0, for F16).
+    subnormal branch's ``ceil`` moves them toward zero, the bit trick away from it.
+
+    ``in_kernel``: the GPU kernels' ``round_up_to_dtype`` (``cubecl-std-0.11.0-pre.3/src/quant/round.rs:30-64``)
+    has no NaN test: a NaN fails both comparisons and takes the bit trick, whose u32 add wraps a large payload
+    (``0x7FFFFFFF`` -> ``0x80000000`` = -0.0 for F16); measured on lavapipe.
     """
     s = np.array(scales, dtype=np.float32, copy=True)
     if dtype is ScaleDtype.F32:
@@ -106,7 +108,9 @@ def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False, nan_
             sub = np.ceil(s / spacing) * spacing  # power-of-two scaling: both steps exact
         out = np.where(s < np.float32(grid.min_normal), sub, stepped)
     out = np.where(s >= np.float32(dtype.max_representable()), np.float32(dtype.max_representable()), out)
-    return np.where(np.isnan(s) & nan_test, s, out).astype(np.float32, copy=False)
+    if in_kernel:
+        return out.astype(np.float32, copy=False)
+    return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
 
 
 _UE8M0_MIN = np.float32(2.0**-127)

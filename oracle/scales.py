@@ -6,11 +6,10 @@ of it; ``effective_guard`` is the last word on the scale the division uses (ndar
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from .choices import SCALE_ROUNDING, ZERO_SCALE
-from .errors import UndefinedBehaviour, panic
+from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .rounding import round_up
 from .scheme import F32_MIN_POSITIVE, ScaleDtype
@@ -77,42 +76,3 @@ def _unguarded(e: np.ndarray) -> np.ndarray:
 
 
 GUARDS = ZERO_SCALE.steps({"point_one": _point_one, "min_positive": _unguarded, "none": _unguarded})
-
-
-# --- the GPU kernel's own scale path (burn-cubecl → cubek-quant 0.3.0-pre.3 → cubecl-std 0.11.0-pre.3) ---------
-
-_STORAGE = {ScaleDtype.F32: np.float32, ScaleDtype.F16: np.float16, ScaleDtype.BF16: ml_dtypes.bfloat16,
-            ScaleDtype.UE4M3: ml_dtypes.float8_e4m3fn}
-"""The type a GPU kernel stores a scale dtype's scales in (UE4M3 as e4m3, converted in software with round to
-nearest even, saturating: cubecl-core-0.11.0-pre.3/src/post_processing/minifloat.rs:75-135)."""
-
-
-def kernel_scales(scales: np.ndarray, x_dtype: np.dtype, dtype: ScaleDtype) -> np.ndarray:
-    """What the quantize kernel makes of each scale it reads, as f32 values of the scale's storage type.
-
-    The scale binding is read as the *input's* float dtype ``F`` whatever its own dtype ("scale is computed based
-    on input float dtype", cubek-quant-0.3.0-pre.3/src/quantize.rs:341), so a scale tensor of another dtype is
-    reinterpreted byte for byte. ``round_up_to_dtype`` then rounds it up in f32 (cubecl-std-0.11.0-pre.3
-    src/quant/round.rs:18-64: the host rule without its NaN test, so a NaN's bits go through the integer add and
-    a large payload wraps to -0.0), returns it as ``F`` (a bf16 input turns an F16 scale of 65504 into 65536) and
-    ``write_scale`` converts that to the storage type (``FS::cast_from``, quantize.rs:100: 65536 is +inf in f16).
-    """
-    read = reinterpret(np.asarray(scales), np.dtype(x_dtype)).astype(np.float32)
-    if dtype is not ScaleDtype.F32:
-        with np.errstate(invalid="ignore"):
-            read = round_up(read, dtype, nan_test=False)
-    with np.errstate(over="ignore"):
-        return read.astype(x_dtype).astype(_STORAGE[dtype]).astype(np.float32)
-
-
-def reinterpret(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``values``' bytes read as ``values.size`` elements of ``dtype`` (a GPU binding viewed as another type);
-    reading past the buffer is undefined."""
-    flat = np.ascontiguousarray(values).ravel()
-    if flat.dtype == dtype:
-        return flat
-    raw = flat.tobytes()
-    if flat.size * dtype.itemsize > len(raw):
-        raise UndefinedBehaviour(f"the kernel reads {flat.size} {dtype} scale(s) from a {flat.dtype} buffer of "
-                                 f"{len(raw)} bytes: past its end")
-    return np.frombuffer(raw[: flat.size * dtype.itemsize], dtype=dtype)

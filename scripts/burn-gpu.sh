@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # burn's real GPU kernels under test on Mesa's lavapipe: builds the burn-wgpu harness binaries
 # (adapters/burn/build.sh gpu-pre3: WGSL and SPIR-V) and runs the whole golden suite through each, judged against
-# the profile each binary claims (burn-0.22.0-pre.3/wgpu, burn-0.22.0-pre.3/vulkan) or the one given, with exact
-# messages. Reports land in out/burn-gpu/<binary>.json. Exit status 1 when any vector diverges.
+# the profile each binary claims (burn-0.22.0-pre.3/wgpu, .../vulkan) or the one given, with exact messages.
+# Reports land in out/burn-gpu/<binary>.json. Exit status 1 when any vector diverges.
 #
 #   scripts/burn-gpu.sh                                  # gpu-pre3, each binary against its own profile
-#   PROFILE=burn-0.22.0-pre.3/cubecl scripts/burn-gpu.sh gpu-pre3
+#   PROFILE=burn-0.22.0-pre.3/cubecl scripts/burn-gpu.sh gpu-pre3   # against the modelled CUDA profile
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-lavapipe.sh
@@ -16,7 +16,7 @@ mapfile -t binaries < <(bash adapters/burn/build.sh "$@")
 status=0
 for binary in "${binaries[@]}"; do
     name=$(basename "$binary")
-    echo "== $name against ${profile:-the profile it claims}"
+    echo "== $name against ${profile:-its own profile}"
     .venv/bin/qconform run --backend "subprocess:$binary" ${profile:+--profile "$profile"} --strict-messages \
         --report "out/burn-gpu/$name.json" || status=1
 done

@@ -35,10 +35,6 @@ V0221_NDARRAY = "burn-0.22.1/ndarray"
 PROFILES = (PRE3_NDARRAY, PRE3_FLEX, PRE3_CUBECL, V0221_NDARRAY)
 
 
-class SlowUndefined(Exception):
-    """A request on which the modelled kernel's result is the device's choice (a scale never written)."""
-
-
 class SlowPanic(Exception):
     """A burn panic predicted by the slow reference (``message`` is burn's text when known)."""
 
@@ -694,32 +690,6 @@ def _clamp_cuda(v: float, lo: float, hi: float) -> float:
     return max(lo, m)
 
 
-_STORAGE = {"F32": F32, "F16": F16, "BF16": BF16, "UE4M3": F32}  # UE4M3 grid values pass f16/bf16 exactly
-
-
-def _gpu_unit(scheme, shape, fmt_name) -> int:
-    """Elements per kernel unit: a packed word's values; for a Native store the vector width, the largest power of
-    two up to 128 bits / the input's bits (CUDA: no other cap) that divides the last dim."""
-    if scheme.store != "Native":
-        return 32 // {"Q8F": 8, "Q8S": 8, "Q4F": 4, "Q4S": 4, "Q2F": 2, "Q2S": 2}[scheme.value]
-    width = 128 // (32 if fmt_name == "f32" else 16)
-    while shape[-1] % width:
-        width //= 2
-    return width
-
-
-def _opens_block(index, shape, scheme) -> bool:
-    """Every coordinate of the element at ``index`` is a multiple of its block extent (the first of its block)."""
-    if scheme.block is None:
-        return index == 0
-    extents = to_dim_vec(canonical_block(scheme.block), len(shape))
-    for dim in reversed(range(len(shape))):
-        index, coordinate = divmod(index, shape[dim])
-        if coordinate % extents[dim]:
-            return False
-    return True
-
-
 def _scale_index(scheme, shape, nscales):
     if scheme.block is None:
         return lambda i: 0
@@ -788,37 +758,22 @@ def quantize(vals, shape, fmt_name, scheme: SlowScheme, scales, scales_fmt, glob
 
     if profile == PRE3_CUBECL:
         fmt = FMTS[fmt_name]
-        assert scales_fmt == fmt_name, "the kernel reads the scale buffer as the input's dtype"
-        n = math.prod(shape)
-        # The vector or word a unit quantizes with one scale read, and check_block_size_compat on the block's last
-        # *given* extent (cubek-quant lib.rs:27-35).
-        unit = _gpu_unit(scheme, shape, fmt_name)
-        if scheme.block is not None:
-            canon = canonical_block(scheme.block)
-            if not canon:
-                raise SlowPanic("called `Option::unwrap()` on a `None` value")
-            if canon[-1] % unit:
-                raise SlowPanic(f"Block size must be divisible by {unit}, got block_size={canon[-1]}")
-        # round_up_to_dtype::<F>: F -> f32 (exact), grid round-up, back to F (RNE), then the storage type.
-        inner = [cast(cast(round_up(s, dt, profile), fmt), _STORAGE[dt]) for s in scales]
+        sfmt = FMTS[scales_fmt]
+        # round_up_to_dtype::<F>: F -> f32 (exact), grid round-up, back to F (RNE).
+        inner = [cast(round_up(s, dt, profile), sfmt) for s in scales]
+        if scheme.block is None:
+            inner = inner[:1]
         where = _scale_index(scheme, shape, len(inner))
-        nblocks = 1 if scheme.block is None else math.prod(params_shape(shape, scheme))
-        held = [None] * nblocks
-        for start in range(0, n, unit):  # the unit at `start` writes its scale if `start` opens its block
-            if _opens_block(start, shape, scheme):
-                held[where(start)] = inner[where(start)]
-        if any(h is None for h in held):
-            raise SlowUndefined("a block's scale is never written")
         codes = []
         for i, x in enumerate(vals):
-            s = inner[where(i - i % unit)]
+            s = inner[where(i)]
             if two_level:
                 y = cast(div(x, mul(glob, s, F32), F32), fmt)
             else:
                 y = div(x, cast(s, fmt), fmt)
             q = _clamp_cuda(round_half_even(y), lo, hi)
             codes.append(int(q))
-        return SlowQTensor(codes, shape, held, glob if two_level else None, scheme)
+        return SlowQTensor(codes, shape, inner, glob if two_level else None, scheme)
 
     raise ValueError(profile)
 
@@ -856,15 +811,8 @@ def dequantize(qt: SlowQTensor, out_name="f32", profile=PRE3_NDARRAY) -> list[fl
             eff = [mul(m, s, F32) for s in qt.scales]
         return [cast(mul(eff[where(i)], float(q), F32), fmt) for i, q in enumerate(qt.codes)]
     if profile == PRE3_CUBECL:
-        # q_from_data of burn-std's one-byte-per-value data: a 4/2-bit PackedU32 tensor's device buffers are
-        # its packed words, and wgpu refuses the bytes left over (measured on lavapipe)
-        sub_byte = scheme.value in ("Q4F", "Q4S", "Q2F", "Q2S")
-        if scheme.store != "Native" and scheme.store[0] == "PackedU32" and sub_byte and qt.codes:
-            raise SlowPanic("provided range was outside slice")
-        # one scale per unit (a packed word, a Native vector sized for the output dtype), read at its first element
-        unit = 1 if scheme.block is None else _gpu_unit(scheme, shape, out_name)
         for i, q in enumerate(qt.codes):
-            s = qt.scales[where(i - i % unit)]
+            s = qt.scales[where(i)]
             if scheme.is_two_level():
                 out.append(cast(mul(float(q), mul(qt.global_scale, s, F32), F32), fmt))
             else:

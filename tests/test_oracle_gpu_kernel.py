@@ -6,20 +6,17 @@ read off the oracle. The behaviours were measured on Mesa lavapipe through the S
 (docs/findings.md, "SPIR-V on lavapipe").
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import oracle as o
-from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle import QuantScheme
 from oracle.blocks import kernel_block_start, kernel_scale_index
 from oracle.errors import UndefinedBehaviour
-from oracle.scales import kernel_scales, reinterpret
 from oracle.scheme import BlockSize
 from oracle.support import native_vector_width
 
 VULKAN = "burn-0.22.0-pre.3/vulkan"
-CUBECL = "burn-0.22.0-pre.3/cubecl"
 
 
 def f32_bits(x) -> list[int]:
@@ -68,34 +65,11 @@ def test_racing_scale_writes_are_undefined():
                    checked=True)
 
 
-# --- what the kernel makes of a scale (quantize.rs:89-108, cubecl-std quant/round.rs) --------------------------
-
-def test_f32_scales_of_an_f16_input_are_read_as_f16_halves():
-    # 0.25f32 = 0x3E800000, little-endian halves 0x0000 (0.0) and 0x3E80 (1.625); 0.5f32 = 0x3F000000 -> 0.0, 1.75
-    read = reinterpret(np.array([0.25, 0.5], np.float32), np.dtype(np.float16))
-    assert read.view(np.uint16).tolist() == [0x0000, 0x3E80]
-    assert kernel_scales(np.array([0.25, 0.5], np.float32), np.dtype(np.float16), ScaleDtype.F32).tolist() == \
-        [0.0, 1.625]
 
 
-def test_a_narrower_buffer_read_as_f32_runs_past_its_end():
-    with pytest.raises(UndefinedBehaviour, match="past its end"):
-        reinterpret(np.array([0.25, 0.5], np.float16), np.dtype(np.float32))
 
 
-def test_the_kernels_round_up_has_no_nan_test():
-    # 0x7FFFFFFF + 0x1FFF (F16's bias: 2^13 - 1) wraps to 0x80001FFE; the mask 0xFFFFE000 leaves 0x80000000 = -0.0
-    nan = np.array([0x7FFFFFFF], np.uint32).view(np.float32)
-    assert f32_bits(kernel_scales(nan, np.dtype(np.float32), ScaleDtype.F16)) == [0x80000000]
-    # the canonical NaN 0x7FC00000 + 0x1FFF = 0x7FC01FFF, masked back to 0x7FC00000: still NaN
-    assert np.isnan(kernel_scales(np.array([np.nan], np.float32), np.dtype(np.float32), ScaleDtype.F16)).all()
 
-
-def test_a_bf16_inputs_f16_scale_at_the_top_becomes_inf():
-    # round_up to F16 saturates at 65504; as bf16 (8 significant bits) 65504 = 2^16 - 32 rounds to 65536, and
-    # 65536 does not fit f16: +inf is stored
-    s = np.array([70000.0], ml_dtypes.bfloat16)
-    assert kernel_scales(s, np.dtype(ml_dtypes.bfloat16), ScaleDtype.F16).tolist() == [np.inf]
 
 
 # --- the Native kernel's vector width (cubecl-runtime client.rs:1339-1352, cubecl-core lib.rs:128-160) --------
@@ -110,9 +84,6 @@ def test_native_vector_width_on_vulkan(shape, itemsize, width):
     assert native_vector_width(shape, itemsize, o.get_profile(VULKAN)) == width
 
 
-def test_native_vector_width_on_cuda_is_the_load_width():
-    # no vector cap on CUDA: f16 gets 128 / 16 = 8 lanes
-    assert native_vector_width((2, 8), 2, o.get_profile(CUBECL)) == 8
 
 
 def test_a_native_block_narrower_than_the_vector_is_refused():

@@ -262,16 +262,10 @@ def run_both(oracle_call, slow_call, context: str):
         o_res = oracle_call()
     except oracle.BurnPanic as e:
         o_exc = e
-    except oracle.UndefinedBehaviour as e:
-        o_exc = e
     try:
         s_res = slow_call()
-    except (S.SlowPanic, S.SlowUndefined) as e:
+    except S.SlowPanic as e:
         s_exc = e
-    if isinstance(o_exc, oracle.UndefinedBehaviour) or isinstance(s_exc, S.SlowUndefined):
-        assert isinstance(o_exc, oracle.UndefinedBehaviour) and isinstance(s_exc, S.SlowUndefined), (
-            f"undefined on one side only: oracle {o_exc!r}, slow {s_exc!r}\n{context}")
-        return None, None
     if o_exc or s_exc:
         assert o_exc is not None and s_exc is not None, (
             f"panic mismatch: oracle {'panicked: ' + repr(o_exc.message) if o_exc else 'returned'}, "
@@ -343,14 +337,12 @@ def schemes(draw, profile: str, dynamic: bool, level: str | None = None):
         if draw(st.integers(0, 3)) == 0:
             block = [1, *block]  # canonicalization drops it
         block_dims = S.to_dim_vec(S.canonical_block(block), rank)
-        if nq > 1:  # packed: the last block extent must hold whole words
-            last = S.to_dim_vec(S.canonical_block(block), rank)[-1]
-            if last % nq:
-                canon = list(S.canonical_block(block)) or [1]
-                n = min(rank, len(canon))
-                canon[n - 1] = nq
-                block = canon
-                block_dims = S.to_dim_vec(S.canonical_block(block), rank)
+        if nq > 1:  # packed: the block's own last entry must hold whole words (cubek-quant checks that entry)
+            canon = (list(S.canonical_block(block)) or [1])[-rank:]
+            if canon[-1] % nq:
+                canon[-1] = nq
+            block = canon
+            block_dims = S.to_dim_vec(S.canonical_block(block), rank)
         if level == "block":
             block_dtype = draw(st.sampled_from(tensor_dtypes))
         else:
@@ -446,10 +438,15 @@ def tensors(draw, d: dict, shape, profile: str, units_per_block=None, anchor=Fal
 def _input_formats(profile, d=None):
     if profile in (NDARRAY, NDARRAY_0221):
         return ["f32"]
-    # The GPU kernel rounds the scale up in f32, casts it back to the input's float type and then to the scale
-    # dtype's storage type (cubek-quant-0.3.0-pre.3 quantize.rs:100, cubecl-std quant/round.rs:18-28), also where
-    # the scale dtype's grid is not inside the input's type (F16 scales of a bf16 tensor, BF16 of an f16 one).
-    return ["f32", "f16", "bf16"]
+    names = ["f32", "f16", "bf16"]
+    if profile == CUBECL and d is not None:
+        # The kernel rounds the scale up in f32 and casts it back to the scale tensor's float type (§4.1 GPU
+        # twin, §5.4). When the scale dtype's grid is not inside that type (F16 scales of a bf16 tensor, BF16
+        # scales of an f16 tensor) the spec does not pin which cast happens where (cubek revision unavailable):
+        # not compared, see the report.
+        dt = _s(d).scale_dtype()
+        names = [n for n in names if (n, dt) not in (("bf16", "F16"), ("f16", "BF16"))]
+    return names
 
 
 def _cast_values(vals, name):

@@ -49,6 +49,9 @@ def _burn_is_inexact(v: dict, profile: str) -> bool:
         return True  # exact only on ndarray's fast path, which the generator decides from the lhs shape
     if v["op"] == "qlayout" and any(s["op"] == "matmul" for s in v["params"]["steps"]):
         return True  # q.matmul(f): a float GEMM on every backend, whatever moves follow it
+    if v["op"] == "compute_range" and v["params"].get("calibration") == "minmax" and \
+            oracle.get_profile(profile).tensor_extremum == "unpinned":
+        return True  # a GPU reduction tree picks between +0 and -0 its own way
     return (v["op"] == "compute_range" and v["params"].get("calibration") == "absmean"
             and oracle.get_profile(profile).mean_summation == "any_order")
 

@@ -2,11 +2,12 @@
 # Builds burn harness binaries in release mode and prints their paths, one per line, on stdout
 # (cargo's own output goes to stderr).
 #
-#   adapters/burn/build.sh                # what CI runs: pre3 0.22.1 0.23.0-pre.1 (the CPU builds)
+#   adapters/burn/build.sh                # what CI runs: pre3 0.22.1 0.23.0-pre.1 wgpu-pre3
 #   adapters/burn/build.sh pre3           # burn 0.22.0-pre.3 on the CPU (ndarray, flex)
 #   adapters/burn/build.sh 0.22.1         # burn 0.22.1 on the CPU (ndarray, flex)
 #   adapters/burn/build.sh 0.23.0-pre.1   # burn 0.23.0-pre.1 on the CPU (flex; burn-ndarray stops at 0.22.1)
 #   adapters/burn/build.sh gpu-pre3       # burn 0.22.0-pre.3 on burn-wgpu: WGSL (wgpu) and SPIR-V (vulkan)
+#   adapters/burn/build.sh wgpu-pre3      # burn 0.22.0-pre.3 on burn-wgpu, WGSL only (run on lavapipe in CI)
 #   adapters/burn/build.sh gpu-0.22.1     # burn 0.22.1 on burn-wgpu: WGSL (wgpu) and SPIR-V (vulkan)
 #   adapters/burn/build.sh cuda-pre3      # burn 0.22.0-pre.3 on burn-cuda (NVIDIA + CUDA toolkit; never in CI)
 #   adapters/burn/build.sh cuda-0.22.1    # burn 0.22.1 on burn-cuda
@@ -33,7 +34,7 @@ python3 "$here/../../scripts/sync_tree.py" "$here/.." "$cache/src/adapters" >&2
 src="$cache/src/adapters/burn"
 
 if [ "$#" -eq 0 ]; then
-    set -- pre3 0.22.1 0.23.0-pre.1
+    set -- pre3 0.22.1 0.23.0-pre.1 wgpu-pre3
 fi
 
 paths=()
@@ -73,6 +74,8 @@ for release in "$@"; do
             for route in wgpu vulkan; do
                 build cargo-target-gpu-pre3 gpu-pre3/Cargo.toml "$route" "qconform-burn-pre3-$route"
             done ;;
+        wgpu-pre3 | wgpu-0.22.0-pre.3)
+            build cargo-target-gpu-pre3 gpu-pre3/Cargo.toml wgpu qconform-burn-pre3-wgpu ;;
         gpu-0.22.1 | gpu-0_22_1)
             for route in wgpu vulkan; do
                 build cargo-target-gpu-0_22_1 gpu-0_22_1/Cargo.toml "$route" "qconform-burn-0_22_1-$route"
@@ -82,7 +85,7 @@ for release in "$@"; do
         cuda-0.22.1 | cuda-0_22_1)
             build cargo-target-gpu-0_22_1 gpu-0_22_1/Cargo.toml cuda qconform-burn-0_22_1-cuda ;;
         *)
-            echo "build.sh: unknown build '$release' (pre3 | 0.22.1 | 0.23.0-pre.1 | gpu-pre3 | gpu-0.22.1 | cuda-pre3 | cuda-0.22.1)" >&2
+            echo "build.sh: unknown build '$release' (pre3 | 0.22.1 | 0.23.0-pre.1 | gpu-pre3 | wgpu-pre3 | gpu-0.22.1 | cuda-pre3 | cuda-0.22.1)" >&2
             exit 2 ;;
     esac
 done

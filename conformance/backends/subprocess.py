@@ -100,6 +100,12 @@ class _StderrTail:
         return "\n".join(tail)
 
 
+# A backend that answered a request and then found itself unusable (burn's device lost after a panic) exits with
+# this status; the request it had not read yet is sent again to a fresh process (docs/protocol.md).
+RESTART_STATUS = 75  # sysexits.h EX_TEMPFAIL: try again
+RESENT_NOTE = "the backend exited for a fresh process (status 75) before reading this request; sent again"
+
+
 class SubprocessBackend:
     def __init__(self, command: str, *, timeout: float = 30.0, hello_timeout: float = 60.0,
                  max_restarts: int = MAX_FAILED_RESTARTS):
@@ -167,7 +173,7 @@ class SubprocessBackend:
 
     # -- requests --
 
-    def run(self, op, params, inputs):
+    def run(self, op, params, inputs, *, _resent: bool = False):
         if self.gave_up:
             return Fault("crashed", self.gave_up, self._stderr_text())
         note = self._stale() if self.proc is not None else ""
@@ -192,11 +198,24 @@ class SubprocessBackend:
         except ProtocolError as e:
             fault = Fault("protocol error", str(e))
         self._busy = False
+        fresh = not _resent and fault.kind == "crashed" and self._exited_for_restart()
         # the stream can no longer be trusted: start afresh for the next vector
         self._kill()
+        if fresh:
+            # It answered its previous request, then exited to get a fresh process (protocol.md, "Exit status 75")
+            # before it read this one: this request is not to blame, so it is sent again to the new process.
+            outcome = self.run(op, params, inputs, _resent=True)
+            outcome.note = "; ".join(filter(None, [note, RESENT_NOTE, outcome.note]))
+            return outcome
         fault.stderr = self._stderr_text()
         fault.note = note
         return fault
+
+    def _exited_for_restart(self) -> bool:
+        try:
+            return self.proc is not None and self.proc.wait(timeout=5) == RESTART_STATUS
+        except subprocess.TimeoutExpired:
+            return False
 
     def run_many(self, requests: list[tuple[str, dict, dict]]) -> list:
         """Several requests in flight at once (protocol v1 unchanged: the child reads frames in order and

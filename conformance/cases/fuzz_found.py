@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import case, f16, f32, scheme, u32
+from . import case, f16, f32, i8, scheme, u32
 
 BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex()
+    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu()
 
 
 def _mutant_escapes():
@@ -87,12 +87,6 @@ def _real_burn():
                     "whose pointer is dangling and 1-aligned, and into_vec_i8's bytemuck::cast_slice to u32 "
                     "refuses it ('cast_slice>TargetAlignmentGreaterAndInputNotAligned') before flex's "
                     "scale-count assert"),
-        case("dequantize/fuzz/e4m3-packed-integers", "dequantize",
-             {"scheme": scheme("E4M3", store=("PackedU32", 0)), "dtype": "f32"},
-             {"codes": np.array([-128, -128, 56, 1], np.int8), "scales": f32([1.0])}, spec=("§6", "§7.6"),
-             reason="found by fuzzing the SPIR-V build on lavapipe: the GPU's packed dequantize (cubek-quant "
-                    "dequantize.rs unpack_q) sign-extends every field as an integer, fp8 ones too: 0x80 gives "
-                    "-128, not the e4m3 -0.0 a Native store decodes"),
         case("quantize/fuzz/ue8m0-no-scale", "quantize", {"scheme": scheme("Q8S", tensor="UE8M0"), "api": "tensor"},
              {"x": f32(0.0), "scales": empty}, spec=("§4.1", "§5.3", "§8"),
              reason="found by fuzzing real burn-flex 0.22.0-pre.3: UE8M0 has no round-up rule before 0.22.0, but "
@@ -132,6 +126,43 @@ def _real_burn():
              reason="found by fuzzing real burn-flex: with an inf in the activation the GEMM tolerance bound was "
                     "computed over inf * 0 = NaN, so no answer could pass; outputs fed by inf or NaN compare as "
                     "such and the bound covers the finite ones (the GEMM's -0.5 vs the exact -0.50000006)"),
+    ]
+
+
+def _real_wgpu():
+    """Found by fuzzing burn-wgpu (WGSL, lavapipe; seed 20261130) against burn-0.22.0-pre.3/wgpu."""
+    packed = scheme("Q8S", store=("PackedU32", 0))
+    return [
+        case("quantize/fuzz/f16-input-f32-scale-reinterpreted", "quantize", {"scheme": packed, "api": "tensor"},
+             {"x": f16([4.0] * 4), "scales": u32(0x3F804000).view(np.float32)}, spec=("§5.4",),
+             reason="an f16 input with an f32 scale 1.001953125 (bits 0x3F804000): the GPU kernel views the scales "
+                    "buffer as the input dtype (ScalesView<F>, cubek-quant quantize.rs) and reads the low half "
+                    "0x4000 = 2.0, so 4 / 2 -> code 2 and the stored scale is 2.0; the CPU backends convert (4)"),
+        case("dequantize/fuzz/e4m3-packed-integers", "dequantize",
+             {"scheme": scheme("E4M3", store=("PackedU32", 0)), "dtype": "f32"},
+             {"codes": i8([-128, 3, 0, 127]), "scales": f32([1.0])}, spec=("§6",),
+             reason="a PackedU32 word holds integers, for E4M3 too: burn-wgpu dequantizes code -128 to -128.0, "
+                    "not E4M3's 0x80 (-0.0)"),
+        case("quantize/fuzz/block-longer-than-rank", "quantize",
+             {"scheme": scheme("E4M3", store=("PackedU32", 0), block=[2, 4, 2]), "api": "tensor"},
+             {"x": f32(np.zeros((2, 4))), "scales": f32([1.0])}, spec=("§8 #59",),
+             reason="per_block([2, 4, 2]) on a [2, 4] tensor: cubek-quant asserts on the block's own last entry "
+                    "(lib.rs:30, 2), not on the block cut to the tensor's rank (4) (issue 9, prediction 8)"),
+        case("dequantize/fuzz/packed-word-shares-a-scale", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 0), block=[2]), "dtype": "f32"},
+             {"codes": i8([-127] * 4), "scales": f32([0.0, 1.0])}, spec=("§6",),
+             reason="per_block([2]) Q8S codes in one u32 word: burn-wgpu's packed dequantize reads one scale per "
+                    "word, the first value's (0), so all four give -0.0; the CPU backends give -0, -0, -127, -127"),
+        case("dequantize/fuzz/ue4m3-scales-packed", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 0), block=[4], block_dtype="UE4M3"), "dtype": "f32"},
+             {"codes": i8([-127] * 4), "scales": f32([1.0])}, spec=("§6",),
+             reason="UE4M3 block scales: burn-wgpu's dequantize kernel reads a scalar fp8, which WGSL cannot "
+                    "compile (reported at read-back); the CPU backends decode the byte"),
+        case("dequantize/fuzz/packed-dim-beyond-rank", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[4]), "dtype": "f32"},
+             {"codes": i8([-127, 1, 2, 3]), "scales": f32([1.0])}, spec=("§7.6",),
+             reason="PackedU32(1) on a rank-1 tensor: burn-wgpu indexes the shape at rank - 1 - 1, which wraps "
+                    "(index out of bounds ... 18446744073709551615); the CPU reader asserts the packed dim"),
     ]
 
 

@@ -263,6 +263,16 @@ def _gpu_kernel_cases() -> list:
                   **{"global": f32(2.0)}, spec=("§5.4", "§8 #12", "§8 #24", "§8 #60"),
                   reason="UE8M0 block scales and a global for a one-level scheme: each backend reports the check "
                          "it makes first"))
+    # The packed kernel reads a block's scale through the scales tensor's own strides (cubek-quant
+    # layout/scales.rs:218-242, measured on lavapipe): a [4, 1] tensor for the [2, 2] grid is read at r + c
+    # (scales 0, 1, 1, 2), a flat [4] list for a rank-2 tensor at 0 everywhere; the CPU backends read row-major.
+    st = Setup("block", store=("PackedU32", 0))
+    for name, shape in (("grid-4x1", (4, 1)), ("flat", (4,))):
+        out.append(_q(f"quantize/q8s-packed/block/scales-{name}", st, st.x_from(ties("Q8S", 0)), api="backend",
+                      scales=st.scales.reshape(shape), spec=("§5.4",),
+                      reason=f"the [2, 2] block scales handed over as a {list(shape)} tensor: the GPU kernel "
+                             "indexes them by that tensor's strides, the CPU backends by the block's row-major "
+                             "index"))
     # A bf16 tensor with F16 scales that saturate: the device round-up returns 65504 in the input dtype (bf16 ->
     # 65536) before the cast to the f16 storage, which overflows to +inf; the host stores 65504.
     x = (f32(ties("Q8S", 0)).reshape(SHAPE) * np.float32(70000.0)).astype(ml_dtypes.bfloat16)

@@ -84,7 +84,8 @@ def _quantizes(obj: QuantScheme, profile) -> bool:
     """Whether the profile's backend quantizes a whole block (or 4 values) of ``obj`` (memoized: a pure
     function of the scheme and the profile, asked on every scheme drawn)."""
     try:
-        check_quantize(obj, tuple(obj.block_size().dims) if obj.block_size() else (4,), profile)
+        check_quantize(obj, tuple(obj.block_size().dims) if obj.block_size() else (4,), profile,
+                       bindings=obj.num_levels())
     except oracle.BurnPanic:
         return False
     return True

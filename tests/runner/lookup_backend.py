@@ -5,7 +5,7 @@ under ``--answer`` (default: the claimed profile). That makes it a perfect backe
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
-hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid.
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail.
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
 """
@@ -164,6 +164,9 @@ def serve(backend):
         rid = "nope" if fault == "wrongid" else meta["id"]
         reply, out = protocol.reply_message(rid, answer(v, backend.answer, fault))
         send(reply, out)
+        if fault == "tempfail":  # a normal reply, then exit 75 (a lost device) a little later, once the runner
+            time.sleep(0.2)      # has sent its next request: that request is to be sent again, not blamed
+            os._exit(75)
         if fault == "duplicate":  # the same reply again, a little later (after the runner moved on)
             time.sleep(0.2)
             send(reply, out)

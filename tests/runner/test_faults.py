@@ -223,6 +223,14 @@ def test_restart_that_hangs_in_hello_gives_up_after_k_attempts(suite_dir, lookup
     assert time.monotonic() - t < 12  # 3 handshakes of 0.5 s, not 60 s per remaining vector
 
 
+def test_exit_75_after_a_reply_sends_the_unread_request_again(suite_dir, lookup_cmd):
+    """A backend that answers, then exits 75 (burn's device lost): the next vector goes to a fresh process."""
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"tempfail:{TIES}"), timeout=5)
+    assert all(x.status == PASSED for x in v.values()), {a: x.message for a, x in v.items() if x.status != PASSED}
+    resent = [a for a, x in v.items() if "sent again" in x.note]
+    assert len(resent) == 1 and resent[0] != TIES
+
+
 # ---- 6. a chatty stderr is drained in chunks, each line bounded ------------------------------------------
 
 def test_chatty_stderr_costs_no_timeout(suite_dir, lookup_cmd):

@@ -118,10 +118,11 @@ impl<T: Target> Backend for Harness<T> {
 
 /// Ends the process after a panic that left burn's device unusable (burn-fusion's device thread poisons every
 /// later operation; on WGSL a kernel that fails to compile leaves the server "in an invalid state"), so a later
-/// request's error is not blamed on the wrong vector. The reply is already flushed; the client restarts the
-/// process for its next request. An `exec` on the same pipes would lose requests the client pipelined
-/// (`run_many`): they sit in this process's stdin buffer, and both sides would wait on each other.
+/// request's error is not blamed on the wrong vector. The reply is already flushed; status 75 (sysexits' EX_TEMPFAIL) tells the runner
+/// to send a request this process had not read to a fresh one (docs/protocol.md). An `exec` on the same pipes
+/// would lose requests the client pipelined (`run_many`): they sit in this process's stdin buffer, and both
+/// sides would wait on each other.
 fn exit_for_fresh_device() -> ! {
     eprintln!("[qconform-burn] the device no longer computes after a panic: exiting for a fresh process");
-    std::process::exit(3)
+    std::process::exit(75)
 }

@@ -1,0 +1,197 @@
+"""burn-0.22.0-pre.3/wgpu: burn's GPU kernels as WGSL on Mesa lavapipe (docs/findings.md, "The
+burn-0.22.0-pre.3/wgpu profile"). Expectations are worked by hand from the measured behaviour and the cited
+sources, not taken from the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oracle as o
+from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle.profiles import get_profile
+
+WGPU = "burn-0.22.0-pre.3/wgpu"
+CUBECL = "burn-0.22.0-pre.3/cubecl"
+FLEX = "burn-0.22.1/flex"
+Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
+PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
+
+
+def raises(code: str, message: str, fn, *args, **kwargs) -> None:
+    with pytest.raises(o.BurnPanic) as err:
+        fn(*args, **kwargs)
+    assert (err.value.code, err.value.message) == (code, message)
+
+
+def bits(a) -> list[int]:
+    return np.asarray(a, np.float32).view(np.uint32).tolist()
+
+
+def test_the_profile_is_listed_as_suite_passing_and_the_cuda_model_stays_modelled():
+    assert get_profile(WGPU).status == "suite_passing"
+    assert get_profile(CUBECL).status == "modelled"
+    assert "not run" in get_profile(CUBECL).description
+
+
+@pytest.mark.parametrize("value", ["Q8S", "Q8F", "E4M3", "E5M2"])
+def test_wgsl_has_no_i8_so_native_quantize_and_dequantize_are_refused(value):
+    scheme = Q8S.with_value(QuantValue[value])
+    message = f"{value} is not supported for native quantization"
+    raises("cubecl.native_value", message, o.quantize, np.ones(4, np.float32), scheme, np.ones(1, np.float32),
+           profile=WGPU)
+    qt = o.QTensor(np.ones(4, np.int8), np.ones(1, np.float32), None, scheme)
+    raises("cubecl.native_value", message, o.dequantize, qt, profile=WGPU)
+
+
+def test_the_scale_bindings_are_counted_before_the_round_up_rule():
+    # UE8M0 has no round-up rule in 0.22.0-pre.3, and a global for a one-level scheme is one binding too many:
+    # cubek-quant launch_ref counts first (quantize.rs:218), so that is the message.
+    scheme = PACKED.per_block([4], ScaleDtype.UE8M0)
+    raises("cubecl.scale_bindings",
+           "a scheme with 1 scale level(s) takes as many scale bindings, but 2 were provided",
+           o.quantize, np.ones((2, 4), np.float32), scheme, np.ones(2, np.float32), np.ones(1, np.float32),
+           profile=WGPU)
+
+
+def test_the_kernel_round_up_wraps_a_full_payload_nan_and_the_nan_code_is_the_low_end():
+    # F16's grid keeps 10 of f32's 23 mantissa bits: bias 0x1FFF, mask ~0x1FFF. 0x7FFFFFFF + 0x1FFF wraps to
+    # 0x80001FFE, masked to 0x80000000 (-0.0); the host rule keeps the NaN.
+    nan = np.array([0x7FFFFFFF], np.uint32).view(np.float32)
+    assert bits(o.round_up(nan, ScaleDtype.F16)) == [0x7FFFFFFF]
+    scheme = PACKED.per_block([4], ScaleDtype.F16)
+    x = np.array([[1.0, -1.0, 0.5, 0.0], [1.0, 2.0, 3.0, 4.0]], np.float32)
+    # scales shaped like the [2, 1] block grid (a flat list would be read as its first entry: see below)
+    qt = o.quantize(x, scheme, np.array([[nan[0]], [0.25]], np.float32), profile=WGPU)
+    assert bits(qt.scales) == [0x80000000, 0x3E800000]
+    # x / -0.0: 1 -> -inf -> -127, -1 -> +inf -> 127, 0.5 -> -inf, 0 / -0.0 = NaN -> lavapipe's clamp gives lo
+    assert qt.codes.tolist() == [[-127, 127, -127, -127], [4, 8, 12, 16]]
+
+
+def test_block_scales_are_read_through_the_given_tensors_strides():
+    # [2, 8] under per_block([4]): a [2, 2] grid, block (r, c) at row-major index 2r + c.
+    x = np.ones((2, 8), np.float32)
+    scheme = PACKED.per_block([4], ScaleDtype.F32)
+    given = np.array([0.25, 0.5, 0.125, 1.0], np.float32)
+    # a [4, 1] tensor has strides [1, 1]: block (r, c) reads index r + c -> 0, 1, 1, 2
+    qt = o.quantize(x, scheme, given.reshape(4, 1), profile=WGPU)
+    assert qt.scales.tolist() == [0.25, 0.5, 0.5, 0.125]
+    assert qt.codes.tolist() == [[4, 4, 4, 4, 2, 2, 2, 2], [2, 2, 2, 2, 8, 8, 8, 8]]
+    # a flat list for a rank-2 tensor: every block reads the first scale
+    qt = o.quantize(x, scheme, given, profile=WGPU)
+    assert qt.scales.tolist() == [0.25] * 4 and (qt.codes == 4).all()
+    # the grid's own shape, and a rank-1 tensor, read as meant; the CPU backends always read row-major
+    assert o.quantize(x, scheme, given.reshape(2, 2), profile=WGPU).codes[1].tolist() == [8] * 4 + [1] * 4
+    assert o.quantize(np.ones(16, np.float32), scheme, given, profile=WGPU).codes.tolist() == (
+        [4] * 4 + [2] * 4 + [8] * 4 + [1] * 4)
+    assert o.quantize(x, scheme, given, profile=FLEX).codes[1].tolist() == [8] * 4 + [1] * 4
+
+
+# What qconform-burn-pre3-wgpu answered on lavapipe (2026-11-30): cubecl-environment's read-back `expect` around
+# the whole error chain of the failed compilation.
+FP8_SCALAR = 'bytes: host access failed: Read("The server is in an invalid state\\nCaused by:\\n  A launch error happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  A validation error caused the compilation to fail\\nCaused by:\\n  Compilation error: invalid input program.\\nfp8 on WGSL is packed 4 lanes to a u32, a scalar has no representation: use vectors of 4, 8 or 16 lanes\\nBacktrace:\\nNo backtrace available")'
+MATMUL_I8 = 'bytes: host access failed: Read("The server is in an invalid state\\nCaused by:\\n  A launch error happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  An error caused the compilation to fail\\nCaused by:\\n  WGSL compilation failed for kernel `matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1`: Validation Error\\n\\nCaused by:\\n  In Device::create_shader_module, label = \'matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1\'\\n    \\nShader \'matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1\' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:7:58\\n  │\\n7 │ @group(0) @binding(0) var<storage, read_write> v5: array<i8>;\\n  │                                                          ^^ unknown identifier\\n\\n\\n\\nBacktrace:\\nNo backtrace available")'
+
+
+def test_ue4m3_scales_do_not_compile_to_wgsl():
+    scheme = PACKED.per_block([4], ScaleDtype.UE4M3)
+    raises("wgsl.fp8_scalar", FP8_SCALAR, o.quantize, np.ones((1, 4), np.float32), scheme, np.ones(1, np.float32),
+           profile=WGPU)
+    # no element, no kernel, nothing to compile
+    assert o.quantize(np.ones((0, 4), np.float32), scheme, np.ones(0, np.float32), profile=WGPU).codes.size == 0
+
+
+def test_a_native_tensors_matmul_does_not_compile_to_wgsl():
+    from oracle.layout import run_steps
+    qt = o.QTensor(np.ones((2, 4), np.int8), np.ones(1, np.float32), None, Q8S)
+    raises("wgsl.matmul_i8", MATMUL_I8, run_steps, qt, [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}],
+           get_profile(WGPU))
+
+
+def test_loading_packed_sub_byte_codes_overflows_the_device_buffer():
+    # TensorData::quantized writes one byte per value (8 bytes for 8 Q4S codes); the device holds one u32 word.
+    scheme = PACKED.with_value(QuantValue.Q4S)
+    qt = o.QTensor(np.arange(-4, 4, dtype=np.int8), np.ones(1, np.float32), None, scheme)
+    raises("wgpu.write_range", "provided range was outside slice", o.dequantize, qt, profile=WGPU)
+
+
+def test_native_sub_byte_codes_cannot_be_loaded_on_any_cubecl_runtime():
+    scheme = Q8S.with_value(QuantValue.Q4S)
+    qt = o.QTensor(np.zeros(4, np.int8), np.ones(1, np.float32), None, scheme)
+    for profile in (WGPU, CUBECL):
+        raises("cubecl.native_sub_byte", "Can't store native sub-byte values", o.dequantize, qt, profile=profile)
+
+
+def test_an_empty_min_is_a_reduce_error():
+    raises("cubecl.reduce_empty",
+           "called `Result::unwrap()` on an `Err` value: ReduceAxisTooSmall { axis_length: 0, k: 1 }",
+           o.compute_range, np.zeros(0, np.float32), Q8S, profile=WGPU)
+
+
+def test_reshape_limits_of_block_quantized_tensors():
+    from oracle.layout import run_steps
+    codes = np.ones((4, 8), np.int8)
+    nd = o.QTensor(codes, np.ones(4, np.float32), None, PACKED.per_block([2, 4], ScaleDtype.F32))
+    raises("cubecl.reshape_nd_block", "not implemented: Reshape of ND block-quantized tensor is not yet supported.",
+           run_steps, nd, [{"op": "reshape", "shape": [8, 4]}], get_profile(WGPU))
+    # an unsqueeze (a new leading unit dim) keeps every block whole
+    x, _ = run_steps(nd, [{"op": "reshape", "shape": [1, 4, 8]}], get_profile(WGPU))
+    assert x.shape == (1, 4, 8)
+    rows = o.QTensor(codes, np.ones(4, np.float32), None, PACKED.per_block([8], ScaleDtype.F32))
+    raises("cubecl.reshape_split_block", "not implemented: Reshape would split a block across multiple rows.",
+           run_steps, rows, [{"op": "reshape", "shape": [16, 2]}], get_profile(WGPU))
+
+
+# Found by `qconform fuzz` against the real binary (seed 20261130), then read in the sources.
+
+def test_given_scales_are_viewed_as_the_input_dtype():
+    # f32 bits 0x3F804000 (1.001953125): an f16 view reads the low half first, 0x4000 = 2.0 (issue 9, prediction 2)
+    scale = np.array([0x3F804000], np.uint32).view(np.float32)
+    assert scale[0] == np.float32(1.001953125)
+    x = np.full(4, 4.0, np.float16)
+    qt = o.quantize(x, PACKED, scale, profile=WGPU)
+    assert qt.codes.tolist() == [2, 2, 2, 2] and qt.scales.tolist() == [2.0]
+    assert o.quantize(x, PACKED, scale, profile=FLEX).codes.tolist() == [4, 4, 4, 4]  # 4 / 1.00195 rounds to 4
+
+
+def test_packed_float_values_dequantize_as_integers():
+    # a PackedU32 word holds integers, also for E4M3: code -128 is -128, not E4M3's 0x80 (-0.0)
+    qt = o.QTensor(np.array([-128, 3, 0, 127], np.int8), np.ones(1, np.float32), None,
+                   PACKED.with_value(QuantValue.E4M3))
+    assert o.dequantize(qt, profile=WGPU).tolist() == [-128.0, 3.0, 0.0, 127.0]
+
+
+def test_the_block_divisibility_check_reads_the_blocks_own_last_entry():
+    # per_block([2, 4, 2]) on a [2, 4] tensor: cubek-quant asserts on 2 (the block's last entry), not on the 4
+    # of the block cut to the tensor's rank
+    scheme = PACKED.with_value(QuantValue.E4M3).per_block([2, 4, 2], ScaleDtype.F32)
+    raises("cubecl.block_divisibility", "Block size must be divisible by 4, got block_size=2",
+           o.quantize, np.zeros((2, 4), np.float32), scheme, np.ones(1, np.float32), profile=WGPU)
+
+
+def test_a_packed_dim_beyond_the_rank_wraps_a_shape_index():
+    scheme = Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([4], ScaleDtype.F32)
+    qt = o.QTensor(np.zeros(4, np.int8), np.ones(1, np.float32), None, scheme)
+    raises("scale.index_out_of_bounds", "index out of bounds: the len is 1 but the index is 18446744073709551615",
+           o.dequantize, qt, profile=WGPU)
+
+
+def test_a_packed_word_takes_the_scale_of_its_first_value():
+    scheme = PACKED.per_block([2], ScaleDtype.F32)
+    qt = o.QTensor(np.full(4, -127, np.int8), np.array([0.0, 1.0], np.float32), None, scheme)
+    assert bits(o.dequantize(qt, profile=WGPU)) == [0x80000000] * 4  # -127 * 0 = -0.0, four times
+    assert o.dequantize(qt, profile=FLEX).tolist() == [-0.0, -0.0, -127.0, -127.0]
+
+
+def test_ue4m3_scales_do_not_dequantize_either():
+    qt = o.QTensor(np.ones(4, np.int8), np.ones(1, np.float32), None, PACKED.per_block([4], ScaleDtype.UE4M3))
+    raises("wgsl.fp8_scalar", FP8_SCALAR, o.dequantize, qt, profile=WGPU)
+
+
+def test_an_empty_tensor_with_scales_that_do_not_fill_their_storage_is_undefined():
+    # no kernel runs: an f16 scale (2 bytes) under F32 storage leaves 2 bytes of reused memory (measured: 0x0000
+    # in a fresh process, 0x8181 after other requests)
+    with pytest.raises(o.UndefinedBehaviour):
+        o.quantize(np.zeros(0, np.float16), PACKED, np.array([1.0], np.float16), profile=WGPU, checked=True)
+    assert o.quantize(np.zeros(0, np.float32), PACKED, np.array([0.3], np.float32), profile=WGPU).scales.tolist() \
+        == [np.float32(0.3)]
