@@ -55,11 +55,11 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
     size = scheme.block_size()
     if size is None or scheme.store.kind == "PackedNative":
         return
+    if not size.dims:  # `block_size.as_slice().last().unwrap()`: the text ndarray's NaN unwrap shares
+        raise panic("ndarray.nan_code")
     div = scheme.num_quants() if scheme.store.kind == "PackedU32" else native_vector_width(shape, 4, profile)
     if div == 1 and scheme.store.kind == "Native":
         return
-    if not size.dims:  # `block_size.as_slice().last().unwrap()`: the text ndarray's NaN unwrap shares
-        raise panic("ndarray.nan_code")
     last = size.dims[-1]  # the block's own last entry, whatever the tensor's rank (cubek-quant lib.rs:30)
     if last % div != 0:
         raise panic("cubecl.block_divisibility", div=div, block_size=last)

@@ -757,6 +757,9 @@ def quantize(vals, shape, fmt_name, scheme: SlowScheme, scales, scales_fmt, glob
         return SlowQTensor(codes, shape, stored, g, scheme)
 
     if profile == PRE3_CUBECL:
+        if scheme.block is not None and not canonical_block(scheme.block):
+            # check_block_size_compat unwraps the last extent of a block of 1s (canonically empty), Native too
+            raise SlowPanic("called `Option::unwrap()` on a `None` value")
         fmt = FMTS[fmt_name]
         sfmt = FMTS[scales_fmt]
         # round_up_to_dtype::<F>: F -> f32 (exact), grid round-up, back to F (RNE).
