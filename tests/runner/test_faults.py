@@ -301,6 +301,13 @@ def test_large_reply_costs_about_its_size_in_memory(suite_dir, lookup_cmd, monke
 
 # ---- 4. interrupted runs: a partial report that says so, a non-zero exit, no process left -------------------
 
+def _default_sigint():
+    """The run sees Ctrl-C as a terminal's foreground job does. A shell starts background jobs with SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler; pytest launched that way (e.g. `make test &`)
+    would otherwise hand the ignore on and the run would wait out the hung vector's deadline instead."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig, extra", [(signal.SIGTERM, []), (signal.SIGINT, []),
                                         (signal.SIGTERM, ["--", "-q", "-n", "2"])], ids=["term", "int", "term-xdist"])
 def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path, suite_dir, lookup_cmd, env,
@@ -310,7 +317,7 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
     p = subprocess.Popen([sys.executable, "-m", "conformance.cli", "run", "--backend",
                           "subprocess:" + lookup_cmd("--fault", f"setsid:{TIES}"), "--vectors", str(suite_dir),
                           "--report", "r.json", *extra], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, restore_signals=True)
+                         stderr=subprocess.PIPE, text=True, restore_signals=True, preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 60
         while not (pids.exists() and pids.read_text().endswith("\n")) and time.monotonic() < deadline:
