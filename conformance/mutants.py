@@ -154,6 +154,8 @@ def _storage_order(x, steps):
 
 
 c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _storage_order)
+c.PACKING_DIM.add("fixed", "a kept packed store's dim index left as it was when the axes move",
+                  lambda scheme, step, rank: scheme)
 
 
 # --- the mutants -----------------------------------------------------------------------------------------
@@ -233,6 +235,8 @@ _ALL = [
        "format", FLEX_0_23, Q, float_codes="integer"),
     _m("unchecked-length", "from_bytes accepts quantized data of any length", FLEX_0_23, ("from_bytes",),
        validates_data_length=False),
+    _m("packed-dim-not-moved", "a transposed or permuted packed tensor keeps its store's packed dim index, so it "
+       "names another axis", FLEX_0_23, ("qlayout",), packing_dim="fixed"),
 ]
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in _ALL}

@@ -171,5 +171,8 @@ LAYOUT = Choice(
          "span rows); a Native tensor's matmul does not compile to WGSL (measured on lavapipe)",
     vulkan="the wgpu routes, the matmul compiled to SPIR-V (measured on lavapipe, where it crashes: gemm_crashes)",
 )
+PACKING_DIM = Choice("packing_dim", follows_axes="a kept packed store's dim follows its axis through transposes and "
+                                               "permutations, and becomes the innermost when a reshape drops it "
+                                               "(QuantScheme::swap_dims / permute_dims / reshape_packing_dim)")
 VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
                                         "(burn-ndarray into_data, burn-flex to_contiguous)")

@@ -187,12 +187,17 @@ def _moved_scheme(step: dict, qt: QTensor) -> QuantScheme:
 
 
 def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile) -> QuantScheme:
-    """flex >= 0.23.0-pre.1 (``moves_packing_dim``) moves a packed store's dim with the axes:
-    ``QuantScheme::swap_dims``/``permute_dims`` (the dim follows its axis) and ``reshape_packing_dim`` (a dim the
+    """The store of a moved tensor: flex >= 0.23.0-pre.1 and the GPU (``moves_packing_dim``) keep a packed store,
+    whose dim goes where ``profile.packing_dim`` says; elsewhere the loaded tensor is Native already."""
+    if not profile.moves_packing_dim or scheme.store.kind == "Native":
+        return scheme
+    return PACKING_DIMS[profile.packing_dim](scheme, step, rank)
+
+
+def _packed_dim_follows_axes(scheme: QuantScheme, step: dict, rank: int) -> QuantScheme:
+    """``QuantScheme::swap_dims``/``permute_dims`` (the dim follows its axis) and ``reshape_packing_dim`` (a dim the
     new rank drops becomes the innermost) (cubecl-common-0.12.0-pre.1/src/quant/scheme.rs:174-228)."""
     store = scheme.store
-    if not profile.moves_packing_dim or store.kind == "Native":
-        return scheme
     if step["op"] in ("transpose", "swap_dims", "permute") and rank:
         axes = axes_of(step, rank)
         new_axis = axes.index(rank - store.dim - 1)
@@ -200,6 +205,9 @@ def _follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile
     if step["op"] == "reshape" and store.dim >= max(len(step["shape"]), 1):
         return scheme.with_store(QuantStore(store.kind, 0))
     return scheme
+
+
+PACKING_DIMS = c.PACKING_DIM.steps({"follows_axes": _packed_dim_follows_axes})
 
 
 def _scale_grid(qt: QTensor) -> np.ndarray:

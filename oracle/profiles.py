@@ -231,6 +231,9 @@ class Profile:
     permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
     view_read: str = _one_of(c.VIEW_READ, "logical")
     """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
+    packing_dim: str = _one_of(c.PACKING_DIM, "follows_axes")
+    """Where the packed dim of a store kept through a move goes (``moves_packing_dim``): with its axis, the only
+    behaviour burn has; a table so that a backend that leaves it behind (the mutant) is one value."""
     ternary_fast_path: bool = _flag()
     max_vector_size: int = _dims_limit(255)
     """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu's Vulkan device
