@@ -17,6 +17,9 @@ bridge → ``Dispatch`` → the backend's ``q_*`` override or the trait default)
   CPU; ndarray also for per-block reshape/flip/slice/select, whose scale list then no longer follows its blocks);
 * ``move_grid``: the codes move, the scale grid and the scheme's block dims are permuted with them (ndarray's
   ``q_permute``, which ``swap_dims``/``transpose`` reach);
+* ``move_reshape``, ``move_grid_gpu``: ``move`` and ``move_grid`` after burn-cubecl's own checks (its
+  ``q_reshape`` limits; a permute of a scale tensor a reshape left at its old rank);
+* ``float_i8``: ``float`` after WGSL's refusal of a Native tensor's matmul kernel;
 * ``private``: dequantize to f32, apply the float op, requantize with flex's own ``quantize_dynamic`` under the
   input scheme (block dims permuted for permute/swap): flex's ``block_safe_layout_op`` on per-block tensors;
 * ``requantize``: the trait default ``dequant_op_quant!``: dequantize, float op, the public ``quantize_dynamic``
@@ -83,16 +86,16 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
     # burn-wgpu with WGSL, measured on lavapipe: the cubecl routes, with burn-cubecl's reshape limits
     # (ops/base.rs:330-375) and a quantized matmul whose i8 input WGSL cannot declare.
     "wgpu": {
-        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid", "move_grid"),
-        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid_gpu", "move_grid_gpu"),
+        "swap_dims": ("move_grid_gpu", "move_grid_gpu"), "permute": ("move_grid_gpu", "move_grid_gpu"),
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"),
         **{k: (v, v) for k, v in _CPU_DEFAULTS.items()}, "matmul": ("float_i8", "float_i8"),
     },
     # the same kernels as SPIR-V: the matmul compiles (Native i8 exists), but lavapipe crashes in it (gemm_crashes)
     "vulkan": {
-        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid", "move_grid"),
-        "swap_dims": ("move_grid", "move_grid"), "permute": ("move_grid", "move_grid"),
+        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid_gpu", "move_grid_gpu"),
+        "swap_dims": ("move_grid_gpu", "move_grid_gpu"), "permute": ("move_grid_gpu", "move_grid_gpu"),
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
@@ -330,11 +333,11 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if route == "move_reshape":
         _check_gpu_reshape(held, s["shape"])
         route = "move"
-    if route == "float_i8":
-        _check_wgsl_matmul(held)
-        route = "float"
-    if route == "move_grid" and profile.layout in ("wgpu", "vulkan"):
+    if route == "move_grid_gpu":
         _check_gpu_scale_permute(held, s)
+        route = "move_grid"
+    if route == "float_i8":  # checked above, before the swap
+        route = "float"
     if route == "move":
         return QTensor(apply(held.codes, s), held.scales, held.global_scale,
                        _follow_packing(held.scheme, s, rank, profile))

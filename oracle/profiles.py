@@ -364,7 +364,7 @@ _VULKAN = _WGPU.with_(
     max_vector_size=4,
     layout="vulkan",
     gemm_crashes=True,
-    status="suite_passing",  # 625 of 663 passed, 38 not applicable, 0 diverging (2026-11-30); fuzz: 1 of 3,000
+    status="suite_passing",  # 625 of 663 passed, 38 not applicable, 0 diverging (2026-11-30); fuzz: 2 of 3,000
 )
 
 _NDARRAY_0_22_1 = _NDARRAY.with_(
