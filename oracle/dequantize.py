@@ -26,20 +26,25 @@ from .support import check_dequantize, check_from_data, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
-               stages: Stages | None = None) -> np.ndarray:
+               stages: Stages | None = None, held: bool = False) -> np.ndarray:
     """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``stages`` receives the per-block
-    ``effective_scales`` the codes are multiplied by."""
+    ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
+    meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
     prof = get_profile(profile)
     out = float_dtype(dtype)
-    codes, scales, glob = _reload(qtensor, prof)
+    codes, scales, glob = _reload(qtensor, prof, checks=not held)
     check_dequantize(qtensor.scheme, codes.shape, prof)
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
     values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
-    unit = 1 if qtensor.last_axis_moved else native_vector_width(codes.shape, np.dtype(out).itemsize, prof)
-    per_element = SPREADS[prof.kernel](layout.spread(effective), codes.shape, qtensor.scheme, unit)
+    words = prof.packed_words_row_major and qtensor.scheme.store.kind == "PackedU32" and codes.size
+    if words and _whole_words(qtensor):
+        values, per_element = _packed_words(values, layout.spread(effective), qtensor)
+    else:
+        unit = 1 if qtensor.last_axis_moved else native_vector_width(codes.shape, np.dtype(out).itemsize, prof)
+        per_element = SPREADS[prof.kernel](layout.spread(effective), codes.shape, qtensor.scheme, unit)
     x = PRODUCTS[prof.kernel](values, per_element, glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
@@ -47,17 +52,17 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
         return x.astype(out, copy=False).reshape(codes.shape)
 
 
-def _reload(qt: QTensor, profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _reload(qt: QTensor, profile: Profile, checks: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
     scheme = qt.scheme
     data = to_bytes(qt, profile=profile)
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
-    return RELOADS[profile.kernel](qt, data, profile)
+    return RELOADS[profile.kernel](qt, data, profile, checks)
 
 
-def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile):
+def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     """The CPU backends read the bytes back with ``QuantizedBytes::into_vec_i8``."""
     scheme, shape = qt.scheme, qt.codes.shape
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
@@ -77,15 +82,17 @@ def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile):
     return values.reshape(shape), scales, glob
 
 
-def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile):
+def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage
     checks) and uploads the value bytes as they are: ``TensorData::quantized`` wrote one byte per value, so
     4/2-bit PackedU32 codes (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants``
-    words). The scales are split off by size; the codes held are the logical ones given."""
+    words). The scales are split off by size; the codes held are the logical ones given. Without ``checks``: a
+    tensor already held (moved on the device since its load) meets neither check again."""
     scheme, shape = qt.scheme, qt.codes.shape
-    check_from_data(scheme, shape, profile)
     numel = math.prod(shape)
-    oversized = scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and numel > 0
+    if checks:
+        check_from_data(scheme, shape, profile)
+    oversized = checks and scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and numel > 0
     if oversized and profile.oversized_upload_panic is not None:
         raise panic(profile.oversized_upload_panic)
     held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
@@ -96,6 +103,7 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile):
 
 
 RELOADS = KERNEL.steps({"cpu": _reload_cpu, "gpu": _reload_gpu})
+
 
 
 def _cpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:
@@ -147,6 +155,54 @@ def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme, vector: int) -
         return spread
     full = np.broadcast_to(spread, shape)
     return np.take(full, (np.arange(shape[axis]) // n) * n, axis=axis)
+
+
+def _whole_words(qt: QTensor) -> bool:
+    """Whether the memory's row-major shape is known in whole words (a reshape can leave a last dim that is not,
+    whose strides the oracle does not follow: those tensors keep the one-scale-per-word model)."""
+    axes = qt.memory_axes if qt.memory_axes is not None else range(qt.codes.ndim)
+    last = qt.codes.shape[list(axes).index(qt.codes.ndim - 1)] if qt.codes.ndim else 0
+    return qt.codes.ndim > 0 and 0 <= qt.codes.ndim - 1 - qt.scheme.store.dim and last % qt.scheme.num_quants() == 0
+
+
+def _packed_words(values: np.ndarray, spread: np.ndarray, qt: QTensor) -> tuple[np.ndarray, np.ndarray]:
+    """burn-cubecl's packed dequantize, word by word, as the device holds the tensor: its codes row-major in memory,
+    four (eight, sixteen) to a u32 along the *last* dim of the shape they were loaded or quantized with, whatever the
+    packed dim (``new_quantized`` divides the last dim, ``burn-cubecl-0.22.0-pre.3/src/ops/qtensor.rs:85-92``), the
+    strides following every permute since. ``dequantize`` first swaps the packed axis innermost
+    (``kernel/quantization/dequantize.rs:16-37``), views the words with the packed axis divided
+    (``tensor/quantization.rs:71-83``) and reads them in row-major order of that view through their strides; word
+    ``w``'s values go to the output's elements ``w * n .. w * n + n`` (row-major in the swapped shape) and all take
+    the scale of the element ``w * n`` names in the swapped shape with the packed extent rounded up to whole words
+    (``cubek-quant-0.3.0-pre.3/src/dequantize.rs:152-173``, ``layout/scales.rs:276-284``). With the packed dim
+    innermost and the memory in order this is the logical tensor, one scale per word; otherwise values move (and
+    some are never read). Returns the values and the effective scale per element, both of the tensor's shape."""
+    shape, scheme = values.shape, qt.scheme
+    rank, n = len(shape), scheme.num_quants()
+    axes = list(qt.memory_axes) if qt.memory_axes is not None else list(range(rank))
+    memory = values.transpose(np.argsort(axes))  # row-major in memory
+    words = list(memory.shape[:-1]) + [memory.shape[-1] // n]
+    word_strides = np.cumprod([1] + words[::-1])[:-1][::-1]
+    strides = [int(word_strides[a]) for a in axes]  # per logical axis, in words
+    packed = rank - 1 - scheme.store.dim
+    perm = [i for i in range(rank) if i != packed] + [packed]
+    swapped = [shape[i] for i in perm]
+    view = swapped[:-1] + [-(-swapped[-1] // n)]
+    count = values.size // n  # the output holds this many words' values; the rest are dropped
+    coords = np.unravel_index(np.arange(count), view)
+    offset = sum(c * strides[i] for c, i in zip(coords, perm))
+    if (offset >= memory.size // n).any():
+        raise UndefinedBehaviour("the packed dequantize reads words past the codes' buffer")
+    source = (offset[:, None] * n + np.arange(n)).ravel()
+    first = list(coords[:-1]) + [coords[-1] * n]
+    logical = [None] * rank
+    for c, i in zip(first, perm):
+        logical[i] = c
+    scale_at = np.repeat(np.ravel_multi_index(logical, shape), n)
+    back = np.argsort(perm)
+    moved = memory.ravel()[source].reshape(swapped).transpose(back)
+    scales = np.broadcast_to(spread, shape).ravel()[scale_at].reshape(swapped).transpose(back)
+    return moved, scales
 
 
 # Which effective scale each element meets: the block's (CPU), the block of its word's first value (GPU, packed).

@@ -293,7 +293,7 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
-    return dequantize(held, "f32", profile=profile)
+    return dequantize(held, "f32", profile=profile, held=True)
 
 
 def is_identity(step: dict, rank: int) -> bool:
@@ -343,9 +343,11 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
                        _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
         moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
-        strided = held.last_axis_moved or (rank > 0 and axes_of(s, rank)[-1] != rank - 1)
+        axes = axes_of(s, rank)
+        strided = held.last_axis_moved or (rank > 0 and axes[-1] != rank - 1)
+        memory = [(held.memory_axes or tuple(range(rank)))[a] for a in axes]  # the strides follow the axes
         return QTensor(moved.codes, moved.scales, moved.global_scale, _follow_packing(moved.scheme, s, rank, profile),
-                       strided)
+                       strided, tuple(memory))
     if route in CATALOGUE:  # the backend refuses the step before it reads anything
         raise panic(route)
     moved = np.ascontiguousarray(apply(values(held, profile), s))
@@ -386,8 +388,14 @@ def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
 
 
 def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
-    """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:330-375``): an N-D block survives only an unsqueeze (new
+    """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:302-375``): the packed dim of the new shape holds whole
+    words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new
     leading unit dims); a 1-D block may not span rows once the new last dim is shorter than it."""
+    store = qt.scheme.store
+    if store.kind != "Native" and 0 <= len(shape) - 1 - store.dim < len(shape):
+        extent = shape[len(shape) - 1 - store.dim]  # the new shape's extent at the packed dim holds whole words
+        if extent % qt.scheme.num_quants():
+            raise panic("cubecl.reshape_packed_dim", dim=extent, factor=qt.scheme.num_quants())
     size = qt.scheme.block_size()
     if size is None:
         return
@@ -409,12 +417,28 @@ def load(qt: QTensor, profile: Profile) -> QTensor:
     return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
 
 
+def _load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
+    """``load``, except that wgpu copies an oversized upload (``oversized_upload_panic``) only when the queued work
+    is flushed, at the first read-back: a host-side panic of a later step comes first (measured: a gather's
+    requantization refusing its block size before a Q4/E2M1 upload's range panic)."""
+    try:
+        return load(qt, profile), None
+    except BurnPanic as e:
+        if e.code != profile.oversized_upload_panic:
+            raise
+        return load(qt, profile.with_(oversized_upload_panic=None)), e
+
+
 def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
               stages: Stages | None = None) -> tuple[np.ndarray, QTensor | None]:
     """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
     (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
     what a user expects the result to dequantize to."""
-    held: QTensor | np.ndarray = load(qt, profile)
+    held, upload = _load_deferred(qt, profile)
+    if upload is not None:  # the steps' own host-side panics come first; the read-back then meets the upload's
+        for s in steps:
+            held = step(held, s, profile)
+        raise upload
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         try:
             stages.moved = view(values(held, profile), steps)

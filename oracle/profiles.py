@@ -196,6 +196,11 @@ class Profile:
     list for a rank >= 2 tensor (what ``Tensor::quantize`` is handed here) reads, and stores, its first scale for
     every block; a ``[4, 1]`` grid for ``[2, 2]`` blocks reads scales 0, 1, 1, 2. Scales shaped ``params_shape``
     (``compute_q_params``'s) and rank-1 tensors are read as meant."""
+    packed_words_row_major: bool = _flag()
+    """burn-cubecl holds a PackedU32 tensor's codes row-major, packed along the last dim of the shape it was loaded
+    or quantized with, whatever the packed dim, and its dequantize reads the words through the strides of a view
+    that divides the packed dim (``oracle.dequantize._packed_words``): a packed dim other than the innermost moves
+    values and scales (measured on lavapipe; the same host code on CUDA)."""
     writes_packed_words: bool = _flag()
     """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
     the CPU backends write one i8 per value."""
@@ -317,6 +322,7 @@ _CUBECL = Profile(
                      "cubecl.block_divisibility"),
     from_data_panic="cubecl.lookup_from_data",
     from_data_checks=("cubecl.storage",),
+    packed_words_row_major=True,
     observes_through_bytes=False,
     layout="cubecl",
 )

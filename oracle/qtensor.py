@@ -22,6 +22,11 @@ class QTensor:
     """A permute moved the innermost axis: a GPU tensor is then a strided view, whose kernels read one element per
     unit (``tensor_vector_size_parallel`` wants a unit stride)."""
 
+    memory_axes: tuple[int, ...] | None = None
+    """A GPU tensor's codes sit in device memory row-major, as they were loaded or quantized (of the shape
+    ``codes.transpose(argsort(memory_axes))``); permutes only permute the strides. ``None``: row-major in the
+    current shape (the identity)."""
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.codes.shape

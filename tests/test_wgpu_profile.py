@@ -139,7 +139,50 @@ def test_reshape_limits_of_block_quantized_tensors():
     assert x.shape == (1, 4, 8)
     rows = o.QTensor(codes, np.ones(4, np.float32), None, PACKED.per_block([8], ScaleDtype.F32))
     raises("cubecl.reshape_split_block", "not implemented: Reshape would split a block across multiple rows.",
+           run_steps, rows, [{"op": "reshape", "shape": [8, 4]}], get_profile(WGPU))
+    # q_reshape checks the packed dim first (ops/base.rs:302-316): rows of 2 are half a word of Q8S
+    raises("cubecl.reshape_packed_dim",
+           "not implemented: Cannot reshape packed tensor: inner dimension 2 is not aligned with packing factor 4",
            run_steps, rows, [{"op": "reshape", "shape": [16, 2]}], get_profile(WGPU))
+
+
+# Found by `qconform fuzz` (seed 1130): PackedU32 along an outer dim. The device holds the codes row-major, four to a
+# word along the last dim (new_quantized); dequantize swaps the packed axis innermost and reads the words of the
+# swapped view through the memory's strides, writing word w to output elements 4w..4w+3 of the swapped shape.
+
+def test_packed_outer_dim_reads_the_row_major_words_through_swapped_strides():
+    # [8, 4] PackedU32(1): memory word m is row m. The swapped view [4, 2] has word strides [1, 1], so its word (i, j)
+    # is memory row i + j, written to swapped [i, 4j..4j+3] = original rows 4j..4j+3 of column i; it takes the scale
+    # of swapped element (i, 4j) = original (4j, i), block (j, 0) of per_block([4, 4]). Worked out:
+    # out[r, c] = code(c + r // 4, r % 4) * scale[r // 4], with code(i, k) = 4i + k - 16.
+    codes = (np.arange(32) - 16).reshape(8, 4).astype(np.int8)
+    scheme = Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([4, 4], ScaleDtype.F32)
+    qt = o.QTensor(codes, np.array([1.0, 2.0], np.float32), None, scheme)
+    r, c = np.indices((8, 4))
+    want = (4 * (c + r // 4) + r % 4 - 16) * np.array([1.0, 2.0])[r // 4]
+    assert bits(o.dequantize(qt, profile=WGPU)) == bits(want.astype(np.float32))
+    # the CPU reader refuses a packed dim other than 0 outright; the innermost packed dim is the logical tensor
+    inner = o.QTensor(codes, np.array([1.0, 2.0], np.float32), None, scheme.with_store(o.QuantStore.packed_u32(0)))
+    assert bits(o.dequantize(inner, profile=WGPU)) == bits(codes * np.array([1.0, 2.0], np.float32)[r // 4])
+
+
+def test_packed_outer_dim_on_a_short_packed_extent():
+    # [2, 4] PackedU32(1): the swapped [4, 1] view reads memory words 0 and 1 (rows 0 and 1) into swapped elements
+    # 0..3 and 4..7, i.e. original (0,0) (1,0) (0,1) (1,1) get row 0, the rest row 1: -126 at [0, 1] lands on [1, 0]
+    codes = np.array([[-127, -126, -127, -127], [-127] * 4], np.int8)
+    scheme = Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([2, 4], ScaleDtype.F32)
+    qt = o.QTensor(codes, np.ones(1, np.float32), None, scheme)
+    assert o.dequantize(qt, profile=WGPU).tolist() == [[-127.0] * 4, [-126.0, -127.0, -127.0, -127.0]]
+
+
+def test_an_oversized_upload_panics_after_the_steps_host_checks():
+    from oracle.layout import run_steps
+    qt = o.QTensor(np.zeros(8, np.int8), np.ones(1, np.float32), None,
+                   Q8S.with_value(QuantValue.E2M1).with_store(o.QuantStore.packed_u32(0)).per_block([8], ScaleDtype.F32))
+    raises("range.block_not_divisible", "Tensor Shape { dims: [1] } must be evenly divisible by block size [8]",
+           run_steps, qt, [{"op": "gather", "dim": 0, "indices": [0], "shape": [1]}], get_profile(WGPU))
+    raises("wgpu.write_range", "provided range was outside slice",
+           run_steps, qt, [{"op": "expand", "shape": [8]}], get_profile(WGPU))
 
 
 # Found by `qconform fuzz` against the real binary (seed 20261130), then read in the sources.

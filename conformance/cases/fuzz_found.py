@@ -163,6 +163,48 @@ def _real_wgpu():
              {"codes": i8([-127, 1, 2, 3]), "scales": f32([1.0])}, spec=("§7.6",),
              reason="PackedU32(1) on a rank-1 tensor: burn-wgpu indexes the shape at rank - 1 - 1, which wraps "
                     "(index out of bounds ... 18446744073709551615); the CPU reader asserts the packed dim"),
+        # found by fuzzing burn-wgpu, seed 1130 (30,000 cases): docs/findings.md, "PackedU32 along an outer dim"
+        case("dequantize/fuzz/packed-outer-dim-words-row-major", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[2, 4]), "dtype": "f32"},
+             {"codes": i8([[-127, -126, -127, -127], [-127, -127, -127, -127]]), "scales": f32([1.0])},
+             spec=("§6", "§7.6"),
+             reason="PackedU32(1) on [2, 4]: q_from_data packs the bytes row-major along the last dim (new_quantized, "
+                    "ops/qtensor.rs:85-92); dequantize swaps the packed axis innermost and reads the words of a [4, 1] "
+                    "view through those strides (kernel/quantization/dequantize.rs:16-37), writing word w to the "
+                    "[4, 2] output's elements 4w..4w+3: row 0's -126 lands at [1, 0] and [0, 1] reads -127"),
+        case("dequantize/fuzz/packed-outer-dim-block-longer-than-rank", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[3, 6, 3, 5]), "dtype": "f32"},
+             {"codes": i8(np.arange(72).reshape(6, 12) - 36), "scales": f32([0.5, 1.0, 2.0, 4.0])},
+             spec=("§6", "§7.6"),
+             reason="the first fuzz class (per_block([3, 6, 3, 5]) on [6, 12], cut to [3, 6]: a 2 x 2 grid): each "
+                    "word of the swapped [12, 2] view takes the scale of the element it names in the swapped shape, "
+                    "while its values come from memory row-major; values and scales both move"),
+        _ql("qlayout/fuzz/packed-outer-dim-expand", scheme("Q8S", store=("PackedU32", 1), block=[4, 4]),
+            [{"op": "expand", "shape": [8, 4]}], [[-127] * 4] * 7 + [[-127, -127, -127, -126]], [1.0, 1.0],
+            spec=("§6", "§9.1"),
+            reason="seed 1130 case 16: expand dequantizes the loaded PackedU32(1) [8, 4] tensor; word (i, j) of the "
+                   "swapped [4, 2] view is memory word i + j, so row 7 is never read and its -126 is lost"),
+        _ql("qlayout/fuzz/packed-outer-dim-transposed", scheme("Q8S", store=("PackedU32", 1), block=[4, 4]),
+            [{"op": "transpose"}, {"op": "expand", "shape": [4, 8]}], np.arange(32).reshape(8, 4) - 16,
+            [1.0, 2.0], spec=("§6", "§9.1"),
+            reason="a transpose moves the packed dim to 0 and swaps the strides: the dequantize then reads the "
+                   "row-major memory in the transposed order, the logical tensor again"),
+        _ql("qlayout/fuzz/reshape-packed-dim-unaligned", scheme("Q8S", store=("PackedU32", 0)),
+            [{"op": "reshape", "shape": [1, 4, 1]}], [[-127, -127, -127, -127]], [1.0], spec=("§7.6", "§9.3"),
+            reason="seed 1130 case 17742: q_reshape refuses a new shape whose packed dim (the last, PackedU32(0)) is "
+                   "not whole words: 'not implemented: Cannot reshape packed tensor: inner dimension 1 is not "
+                   "aligned with packing factor 4' (burn-cubecl ops/base.rs:302-316); the oracle reloaded the "
+                   "moved tensor and expected new_quantized's 'Can't store in u32'"),
+        _ql("qlayout/fuzz/held-tensor-no-reload-checks", scheme("Q8S", store=("PackedU32", 0)),
+            [{"op": "reshape", "shape": [1, 4]}, {"op": "transpose"}], [-127, -127, -127, -127], [1.0],
+            spec=("§7.4", "§9.3"),
+            reason="seed 1130 case 25497: the transposed [4, 1] tensor stays on the device (no new_quantized, so "
+                   "no 'Can't store in u32'); it dequantizes, and reading it back meets burn-std's packed-dim "
+                   "assert"),
+        _ql("qlayout/fuzz/upload-panic-after-host-checks", scheme("E2M1", store=("PackedU32", 0), block=[8]),
+            [{"op": "gather", "dim": 0, "indices": [0], "shape": [1]}], [0] * 8, [1.0], spec=("§7.4", "§9.1"),
+            reason="seed 1130 case 25164: the 4-bit codes' oversized upload panics only when wgpu flushes the "
+                   "queued copy; the gather's requantization refuses the [1] tensor's block [8] on the host first"),
     ]
 
 
