@@ -166,6 +166,33 @@ def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
 VIEW_READS = c.VIEW_READ.steps({"logical": view})
 
 
+def _row_major(shape) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.cumprod([1] + list(shape[::-1]))[:-1][::-1])
+
+
+def view_strides(shape: tuple[int, ...], steps: list[dict]) -> tuple[int, ...]:
+    """The element strides of burn-cubecl's float view after ``steps`` on a contiguous tensor: permutes permute the
+    strides (``ops/base.rs:103-160``), ``expand`` gives broadcast dims stride 0, a step-1 slice at offset 0 and a
+    reshape keep to metadata (``kernel/index/slice.rs:18-47``, ``ops/base.rs:268-278``); everything else (flip,
+    select, gather, cat, repeat) is written by a kernel into a fresh contiguous tensor. Approximations, not
+    measured: a reshape gets row-major strides (burn keeps a strided view's where ``reshape_action`` can), and an
+    offset slice is a copy (burn keeps the view when both offsets are multiples of the memory alignment)."""
+    shape, strides = tuple(shape), _row_major(shape)
+    for s in steps:
+        new = apply(np.empty(shape, np.bool_), s).shape
+        if s["op"] in PERMUTES:
+            strides = tuple(strides[a] for a in axes_of(s, len(shape)))
+        elif s["op"] == "expand":
+            lead = len(new) - len(shape)
+            strides = tuple(0 if i < lead or shape[i - lead] != n else strides[i - lead] for i, n in enumerate(new))
+        elif s["op"] == "slice" and new == shape:
+            pass  # offsets 0 at both ends: the same buffer, strides kept
+        else:
+            strides = _row_major(new)  # a reshape of a strided view is approximated by its copy
+        shape = new
+    return strides
+
+
 # --- one step on a quantized tensor -------------------------------------------------------------------------
 
 

@@ -267,7 +267,8 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
         raise panic("cubecl.global_tensor_not_f32", dtype=dt, left=dt, right="F32")
     check_quantize(scheme, x.shape, profile, bindings=1 + (global_scale is not None))
     read = np.asarray(scales).ravel()
-    if profile.scales_read_as_input_dtype:
+    no_kernel = profile.empty_keeps_given_bytes and x.size == 0  # the given bytes stay, as the storage dtype
+    if profile.scales_read_as_input_dtype and not no_kernel:
         read = _as_input_dtype(read, x.dtype)
     stored = kernel_round_up(read.astype(np.float32), scheme.scale_dtype(), profile)
     glob = None if global_scale is None else np.asarray(global_scale, dtype=np.float32).ravel()[:1]
@@ -282,7 +283,7 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
         else:
             stored = stored[_strided_scale_index(layout, scales.shape)]
     unfilled = np.asarray(scales).dtype.itemsize != scheme.scale_dtype().size
-    if profile.empty_keeps_given_bytes and x.size == 0 and needed and unfilled:
+    if no_kernel and needed and unfilled:
         raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
                                  "the rest of the buffer is whatever memory it reused")
     return _held(stored, scheme, profile), glob, layout

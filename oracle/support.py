@@ -79,6 +79,19 @@ def native_vector_width(shape: tuple[int, ...], itemsize: int, profile: Profile)
     return width
 
 
+def strided_vector_width(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int, profile: Profile) -> int:
+    """``tensor_vector_size_parallel`` on a view (cubecl-core-0.11.0-pre.3/src/lib.rs:128-168): the innermost
+    stride must be 1, and every other non-zero stride a multiple of the width, on top of ``native_vector_width``'s
+    bound (a transposed view reads one element per unit)."""
+    width = native_vector_width(shape, itemsize, profile)
+    if shape and strides[-1] != 1:
+        return 1
+    others = [st for st in strides[:-1] if st != 0]
+    while others and min(others) % width:
+        width //= 2
+    return width
+
+
 def _cubecl_native_store(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """``quantize_native``/``dequantize_native`` launch a Native store only: E2M1 ``PackedNative``, which the launcher
     routes there, falls to the ``Unsupported quantization scheme`` arm (cubek-quant-0.3.0-pre.3/src/quantize.rs:

@@ -99,3 +99,48 @@ def test_e2m1_packed_native_is_refused_by_the_native_launcher():
                                     "tensor": None, "block": None})
     with pytest.raises(o.BurnPanic, match="Unsupported quantization scheme"):
         o.quantize(np.ones(4, np.float32), scheme, np.ones(1, np.float32), profile=VULKAN, checked=True)
+
+
+# --- a view's strides (found by fuzzing the SPIR-V build, seed 20261130) -----------------------------------------
+
+def test_view_strides_follow_burn_cubecl_metadata_ops():
+    from oracle.layout import view_strides
+    # [1, 4] transposed: [4, 1] with strides [1, 4]; a flip writes a fresh [4, 1] (strides [1, 1]); transposed
+    # again: [1, 4] with strides [1, 1]
+    assert view_strides((1, 4), [{"op": "transpose"}]) == (1, 4)
+    assert view_strides((1, 4), [{"op": "transpose"}, {"op": "flip", "axes": [0]}, {"op": "transpose"}]) == (1, 1)
+    # expand [1, 4] -> [3, 4]: the broadcast dim reads stride 0; a leading new dim too
+    assert view_strides((1, 4), [{"op": "expand", "shape": [2, 3, 4]}]) == (0, 0, 1)
+
+
+@pytest.mark.parametrize("shape, strides, width", [
+    ((1, 4), (4, 1), 4),  # contiguous: next stride 4
+    ((1, 4), (1, 1), 1),  # a unit dim's stride 1 is not a multiple of 2 or 4
+    ((4, 2), (1, 4), 1),  # the innermost stride is not 1
+    ((3, 4), (0, 1), 4),  # a broadcast stride (0) does not count
+    ((2, 4), (6, 1), 2),  # next stride 6: only 2 divides it
+])
+def test_strided_vector_width(shape, strides, width):
+    from oracle.support import strided_vector_width
+    assert strided_vector_width(shape, strides, 4, o.get_profile(VULKAN)) == width
+
+
+def test_a_view_with_one_element_units_passes_the_width_check():
+    # per_block([2]) on a contiguous [1, 4] f32 tensor: vectors of 4 straddle blocks, refused; the same values as a
+    # [1, 4] view with strides [1, 1] quantize one element per unit: blocks [0, 1] and [2, 3], scales max/127
+    params = {"scheme": QuantScheme.default().with_store(o.NATIVE).with_value(o.QuantValue.Q8S)
+              .per_block([2], o.ScaleDtype.F32).to_json(), "view": []}
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    with pytest.raises(o.BurnPanic):
+        o.run("quantize_view", params, {"x": x}, profile=VULKAN)
+    params["view"] = [{"op": "transpose"}, {"op": "flip", "axes": [0]}, {"op": "transpose"}]
+    out = o.run("quantize_view", params, {"x": x[:, ::-1].copy()}, profile=VULKAN)
+    assert f32_bits(out["scales"]) == f32_bits([np.float32(1) / np.float32(127), np.float32(3) / np.float32(127)])
+    assert out["codes"].tolist() == [[0, 127, 85, 127]]  # 2 / (3/127) = 84.67 -> 85
+
+
+def test_an_empty_tensor_keeps_the_given_scale_bytes_whatever_the_input_dtype():
+    # no kernel runs: the f32 scale 0.5 is the F32 storage; the kernel's f16 view (low half 0x0000) never happens
+    scheme = QuantScheme.default().with_store(o.NATIVE).with_value(o.QuantValue.Q8S)
+    qt = o.quantize(np.zeros(0, np.float16), scheme, np.array([0.5], np.float32), profile=VULKAN)
+    assert f32_bits(qt.scales) == [0x3F000000]

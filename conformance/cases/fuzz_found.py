@@ -201,6 +201,21 @@ def _real_wgpu():
             reason="seed 1130 case 25497: the transposed [4, 1] tensor stays on the device (no new_quantized, so "
                    "no 'Can't store in u32'); it dequantizes, and reading it back meets burn-std's packed-dim "
                    "assert"),
+        # found by fuzzing the SPIR-V build (burn-0.22.0-pre.3/vulkan), seed 20261130
+        case("quantize_view/fuzz/strided-view-one-element-units", "quantize_view",
+             {"scheme": scheme("Q8S", block=[2]), "view": [{"op": "transpose"}, {"op": "flip", "axes": [0]},
+                                                           {"op": "transpose"}]},
+             {"x": f32(np.arange(4).reshape(1, 4))}, spec=("§5.4", "§9.5"),
+             reason="seed 20261130 case 604: the flip writes a fresh [4, 1] tensor (strides [1, 1]), the transpose "
+                    "views it as [1, 4] with strides [1, 1]; tensor_vector_size_parallel wants every other stride a "
+                    "multiple of the width (cubecl-core lib.rs:128-168), so the Native kernel reads one element per "
+                    "unit and per_block([2]) passes the width check a contiguous [1, 4] fails ('divisible by 4')"),
+        case("quantize/fuzz/empty-f16-keeps-given-f32-scale", "quantize",
+             {"scheme": scheme("Q8S"), "api": "tensor"}, {"x": f16(np.zeros(0)), "scales": f32([0.5])},
+             spec=("§5.4",),
+             reason="seed 20261130 case 731: no kernel runs for an empty tensor, so the given f32 scale's bytes are "
+                    "the F32 storage as they are (0.5; measured three times); the kernel's f16 view of the scale "
+                    "(which would read 0x0000 = 0.0) never happens"),
         _ql("qlayout/fuzz/upload-panic-after-host-checks", scheme("E2M1", store=("PackedU32", 0), block=[8]),
             [{"op": "gather", "dim": 0, "indices": [0], "shape": [1]}], [0] * 8, [1.0], spec=("§7.4", "§9.1"),
             reason="seed 1130 case 25164: the 4-bit codes' oversized upload panics only when wgpu flushes the "
