@@ -201,6 +201,11 @@ def _real_wgpu():
             reason="seed 1130 case 25497: the transposed [4, 1] tensor stays on the device (no new_quantized, so "
                    "no 'Can't store in u32'); it dequantizes, and reading it back meets burn-std's packed-dim "
                    "assert"),
+        _ql("qlayout/fuzz/fp8-packed-matmul-wgsl", scheme("E4M3", store=("PackedU32", 0), block=[4]),
+            [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}], [[1] * 4] * 2, [1.0, 1.0], spec=("§9.4",),
+            reason="seed 2 case 12521: burn-cubecl's q_matmul hands the quantized lhs to the matmul kernel "
+                   "(ops/qtensor.rs:325-353), which reads E4M3 codes as scalar fp8 even from u32 words: WGSL cannot "
+                   "compile it (reported at read-back), as for a Native fp8 lhs; Q8S words compile"),
         # found by fuzzing the SPIR-V build (burn-0.22.0-pre.3/vulkan), seed 20261130
         case("quantize_view/fuzz/strided-view-one-element-units", "quantize_view",
              {"scheme": scheme("Q8S", block=[2]), "view": [{"op": "transpose"}, {"op": "flip", "axes": [0]},
