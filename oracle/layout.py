@@ -436,10 +436,56 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
     current, new = list(qt.codes.shape), list(shape)
     n_new = max(len(new) - len(current), 0)
     unsqueeze = n_new > 0 and new[n_new:] == current
-    if len(size.dims) > 1 and not unsqueeze and new != current:
+    recompute = _values_reshape(qt, new) == "recompute"
+    if len(size.dims) > 1 and not unsqueeze and new != current and not recompute:
         raise panic("cubecl.reshape_nd_block")
-    if len(size.dims) == 1 and new and new[-1] < size.dims[0] and qt.scales.size > 1:
-        raise panic("cubecl.reshape_split_block")
+    if len(size.dims) == 1 and new and new[-1] < size.dims[0]:
+        if qt.scales.size > 1:
+            raise panic("cubecl.reshape_split_block")
+        return  # the single scale is kept as it is
+    if recompute and math.prod(params_shape(tuple(new), qt.scheme)) > 1:
+        raise panic("cubecl.reshape_recompute_block")
+
+
+def _values_reshape(qt: QTensor, new: list[int]) -> str:
+    """burn-std's ``reshape_analysis`` of the stored values (``tensor/mod.rs:216-275``) as ``q_reshape`` runs it: on
+    the words view (the packed dim divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last
+    dim divided at load, permuted since: ``memory_axes``), towards the new shape's words. ``contiguous`` and the
+    metadata-only kinds update strides; a tensor neither contiguous nor only gaining unit or split dims is
+    ``recompute`` (its buffer would be copied)."""
+    store, rank = qt.scheme.store, qt.codes.ndim
+    if store.kind == "PackedNative" or not rank:
+        return "contiguous"
+    n = qt.scheme.num_quants() if store.kind == "PackedU32" else 1
+    axes = list(qt.memory_axes) if qt.memory_axes is not None else list(range(rank))
+    loaded = [qt.codes.shape[axes.index(j)] for j in range(rank)]
+    memory = _row_major(loaded[:-1] + [loaded[-1] // n])
+    strides = [memory[a] for a in axes]
+
+    def words(shape):
+        out = list(shape)
+        out[len(out) - 1 - store.dim] = -(-out[len(out) - 1 - store.dim] // n)
+        return out
+    old, target = words(qt.codes.shape), words(new)
+    if all(e == st for e, st in zip(_row_major(old), strides)):
+        return "contiguous"
+    if len(target) < len(old):
+        return "recompute"
+    lead = len(target) - len(old)
+    if lead == 0:
+        return "nochange" if old == target else "recompute"
+    if target[lead:] == old and all(d == 1 for d in target[:lead]):
+        return "broadcast"
+    prod, i = 1, 0
+    for d in target:
+        prod *= d
+        if d == 1:
+            continue
+        if prod == old[i]:
+            prod, i = 1, i + 1
+        elif prod > old[i]:
+            return "recompute"
+    return "split"
 
 
 def load(qt: QTensor, profile: Profile) -> QTensor:

@@ -278,7 +278,7 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
         raise UndefinedBehaviour(f"the kernel reads {needed} scale(s) and a global from buffers holding "
                                  f"{stored.size} and {0 if glob is None else glob.size}: out of bounds")
     if profile.scales_by_strides and scheme.block_size() is not None and x.size:
-        if profile.max_vector_size <= 16:  # a measured vector width: each unit's read, exactly
+        if profile.max_vector_size <= 16 or scheme.store.kind == "PackedU32":  # each unit's read, exactly
             stored = stored[_unit_scale_index(x, scheme, layout, np.asarray(scales).shape, profile)]
         else:
             stored = stored[_strided_scale_index(layout, scales.shape)]

@@ -175,6 +175,23 @@ def test_packed_outer_dim_on_a_short_packed_extent():
     assert o.dequantize(qt, profile=WGPU).tolist() == [[-127.0] * 4, [-126.0, -127.0, -127.0, -127.0]]
 
 
+def test_a_reshape_whose_words_are_not_contiguous_recomputes_and_a_block_tensor_refuses():
+    from oracle.layout import run_steps
+    # PackedU32(1) [2, 4]: memory holds 2 words (the last dim / 4), strides [1, 1]; the words view [1, 4] would be
+    # contiguous with strides [4, 1], so it is not; the target words [2, 1, 1] add a dim of 2 > 1 first:
+    # HighlyPermuted, Recompute. The N-D block check (only for stride updates) is skipped; the new grid [2, 2, 1]
+    # holds 4 > 1 scales, so the recompute is refused
+    qt = o.QTensor(np.ones((2, 4), np.int8), np.ones(1, np.float32), None,
+                   Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([2, 4], ScaleDtype.F32))
+    raises("cubecl.reshape_recompute_block",
+           "not implemented: Cannot reshape a block-quantized tensor when the reshape requires recomputing the buffer.",
+           run_steps, qt, [{"op": "reshape", "shape": [2, 4, 1]}], get_profile(WGPU))
+    # the same tensor packed along the last dim is contiguous: the N-D block check refuses it
+    raises("cubecl.reshape_nd_block", "not implemented: Reshape of ND block-quantized tensor is not yet supported.",
+           run_steps, o.QTensor(qt.codes, qt.scales, None, qt.scheme.with_store(o.QuantStore.packed_u32(0))),
+           [{"op": "reshape", "shape": [1, 8]}], get_profile(WGPU))
+
+
 def test_an_oversized_upload_panics_after_the_steps_host_checks():
     from oracle.layout import run_steps
     qt = o.QTensor(np.zeros(8, np.int8), np.ones(1, np.float32), None,

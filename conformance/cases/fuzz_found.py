@@ -201,6 +201,12 @@ def _real_wgpu():
             reason="seed 1130 case 25497: the transposed [4, 1] tensor stays on the device (no new_quantized, so "
                    "no 'Can't store in u32'); it dequantizes, and reading it back meets burn-std's packed-dim "
                    "assert"),
+        _ql("qlayout/fuzz/reshape-recomputes-packed-outer-dim", scheme("Q8S", store=("PackedU32", 1), block=[2, 4]),
+            [{"op": "reshape", "shape": [2, 4, 1]}], [[-127] * 4] * 2, [1.0], spec=("§9.3",),
+            reason="seeds 1 and 3 (wgpu): the words view of a PackedU32(1) [2, 4] tensor is [1, 4] with the memory's "
+                   "strides [1, 1] (new_quantized divided the last dim), not contiguous, and [2, 1, 1] is no split of "
+                   "it: reshape_analysis says HighlyPermuted (burn-std tensor/mod.rs:216-275), so q_reshape skips its "
+                   "N-D block check and refuses to recompute a buffer with 4 block scales (ops/base.rs:413-428)"),
         _ql("qlayout/fuzz/fp8-packed-matmul-wgsl", scheme("E4M3", store=("PackedU32", 0), block=[4]),
             [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}], [[1] * 4] * 2, [1.0, 1.0], spec=("§9.4",),
             reason="seed 2 case 12521: burn-cubecl's q_matmul hands the quantized lhs to the matmul kernel "
