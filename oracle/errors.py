@@ -32,7 +32,7 @@ class UndefinedBehaviour(Exception):
 @dataclass(frozen=True)
 class PanicSite:
     code: str
-    macro: str  # panic | assert | assert_eq | expect | unimplemented | unwrap_none | unwrap_err | index
+    macro: str  # panic | assert | assert_eq | expect | unimplemented | todo | unwrap_none | unwrap_err | index
     template: str
     spec: str  # the spec's § (docs/spec/panics.md)
     source: str  # where burn raises it: published crate path:line (docs/spec/README.md)
@@ -216,6 +216,12 @@ _SITES = [
     PanicSite("cubecl.reshape_packed_dim", "unimplemented",
               "Cannot reshape packed tensor: inner dimension {dim} is not aligned with packing factor {factor}",
               "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:302-316"),
+    PanicSite("cubecl.reshape_split_nd_block", "unimplemented",
+              "Split reshape of ND block-quantized tensor is not yet supported.",
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:347-356"),
+    PanicSite("cubecl.reshape_recompute_sub_byte", "todo",
+              "Reshape with sub-byte values is not supported when the buffer must be recomputed",
+              "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:413-424"),
     PanicSite("cubecl.reshape_recompute_block", "unimplemented",
               "Cannot reshape a block-quantized tensor when the reshape requires recomputing the buffer.",
               "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:413-428"),
@@ -238,6 +244,8 @@ def _wrap(site: PanicSite, text: str, left: object, right: object) -> str:
         return f"assertion `left == right` failed: {text}\n  left: {left}\n right: {right}"
     if site.macro == "unimplemented":
         return f"not implemented: {text}"
+    if site.macro == "todo":
+        return f"not yet implemented: {text}"
     if site.macro == "unwrap_none":
         return "called `Option::unwrap()` on a `None` value"
     if site.macro == "unwrap_err":

@@ -436,15 +436,19 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
     current, new = list(qt.codes.shape), list(shape)
     n_new = max(len(new) - len(current), 0)
     unsqueeze = n_new > 0 and new[n_new:] == current
-    recompute = _values_reshape(qt, new) == "recompute"
-    if len(size.dims) > 1 and not unsqueeze and new != current and not recompute:
+    values = _values_reshape(qt, new)
+    if len(size.dims) > 1 and values == "contiguous" and not unsqueeze:  # the same shape included (measured)
         raise panic("cubecl.reshape_nd_block")
-    if len(size.dims) == 1 and new and new[-1] < size.dims[0]:
-        if qt.scales.size > 1:
-            raise panic("cubecl.reshape_split_block")
-        return  # the single scale is kept as it is
-    if recompute and math.prod(params_shape(tuple(new), qt.scheme)) > 1:
-        raise panic("cubecl.reshape_recompute_block")
+    if len(size.dims) > 1 and values == "split":
+        raise panic("cubecl.reshape_split_nd_block")
+    kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]
+    if kept and qt.scales.size > 1:
+        raise panic("cubecl.reshape_split_block")
+    if values == "recompute":
+        if qt.scheme.value.size_bits < 8 and not qt.scheme.value.is_float and not unsqueeze:  # Q4/Q2 only
+            raise panic("cubecl.reshape_recompute_sub_byte")
+        if not kept and math.prod(params_shape(tuple(new), qt.scheme)) > 1:
+            raise panic("cubecl.reshape_recompute_block")
 
 
 def _values_reshape(qt: QTensor, new: list[int]) -> str:

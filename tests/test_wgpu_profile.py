@@ -192,6 +192,30 @@ def test_a_reshape_whose_words_are_not_contiguous_recomputes_and_a_block_tensor_
            [{"op": "reshape", "shape": [1, 8]}], get_profile(WGPU))
 
 
+def test_q_reshape_checks_follow_the_values_analysis():
+    from oracle.layout import run_steps
+    nd = Q8S.per_block([2, 2], ScaleDtype.F32)
+    # the same shape: contiguous values, two block extents, no unsqueeze -> the N-D refusal
+    raises("cubecl.reshape_nd_block", "not implemented: Reshape of ND block-quantized tensor is not yet supported.",
+           run_steps, o.QTensor(np.ones(2, np.int8), np.ones(1, np.float32), None, nd),
+           [{"op": "reshape", "shape": [2]}], get_profile(WGPU))
+    # [1, 2] transposed: values [2, 1] with strides [1, 2] (not [1, 1]); [2, 1, 1] splits nothing but adds a unit
+    # dim: Split; the block became [2, 1], two extents
+    raises("cubecl.reshape_split_nd_block", "not implemented: Split reshape of ND block-quantized tensor is not yet "
+           "supported.", run_steps, o.QTensor(np.ones((1, 2), np.int8), np.ones(1, np.float32), None,
+                                               Q8S.per_block([2], ScaleDtype.F32)),
+           [{"op": "transpose"}, {"op": "reshape", "shape": [2, 1, 1]}], get_profile(WGPU))
+    # Q4S [2, 2, 8] PackedU32(0): memory words [2, 2, 1], strides [2, 1, 1]. Transposed: [2, 8, 2], packed dim 1,
+    # strides [2, 1, 1]; its words view [2, 1, 2] would be contiguous with [2, 2, 1], so it is not. The target's
+    # words [2, 1, 1, 2]: 2 meets the old 2, then the last 2 exceeds the old 1 -> HighlyPermuted, a recompute,
+    # which 4-bit values refuse first
+    q4 = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(0)).per_block([2, 2, 8], ScaleDtype.F32)
+    qt = o.QTensor(np.full((2, 2, 8), -7, np.int8), np.ones(1, np.float32), None, q4)
+    raises("cubecl.reshape_recompute_sub_byte", "not yet implemented: Reshape with sub-byte values is not supported "
+           "when the buffer must be recomputed", run_steps, qt,
+           [{"op": "transpose"}, {"op": "reshape", "shape": [2, 1, 8, 2]}], get_profile(WGPU))
+
+
 def test_an_oversized_upload_panics_after_the_steps_host_checks():
     from oracle.layout import run_steps
     qt = o.QTensor(np.zeros(8, np.int8), np.ones(1, np.float32), None,

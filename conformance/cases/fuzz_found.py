@@ -207,6 +207,23 @@ def _real_wgpu():
                    "strides [1, 1] (new_quantized divided the last dim), not contiguous, and [2, 1, 1] is no split of "
                    "it: reshape_analysis says HighlyPermuted (burn-std tensor/mod.rs:216-275), so q_reshape skips its "
                    "N-D block check and refuses to recompute a buffer with 4 block scales (ops/base.rs:413-428)"),
+        # found by fuzzing the SPIR-V build (burn-0.22.0-pre.3/vulkan), seed 1: q_reshape's checks follow the analysis
+        _ql("qlayout/fuzz/reshape-same-shape-nd-block", scheme("Q8S", block=[2, 2]),
+            [{"op": "reshape", "shape": [2]}, {"op": "flip", "axes": [0]}], [-127, -127], [1.0], spec=("§9.3",),
+            reason="vulkan seed 1 cases 1041, 1478, 2912: a reshape to the tensor's own shape reaches q_reshape, "
+                   "whose contiguous values take the N-D block check (per_block([2, 2]) has two extents): 'Reshape of "
+                   "ND block-quantized tensor is not yet supported.' before the flip's refusal"),
+        _ql("qlayout/fuzz/reshape-split-nd-block", scheme("Q8S", block=[2]),
+            [{"op": "transpose"}, {"op": "reshape", "shape": [2, 1, 1]}], [[-127, -127]], [1.0], spec=("§9.3",),
+            reason="vulkan seed 1 case 8357: the transpose makes the block [2, 1] (two extents) and the values "
+                   "strided; [2, 1] -> [2, 1, 1] only splits dims, so reshape_analysis says Split and q_reshape "
+                   "refuses it: 'Split reshape of ND block-quantized tensor is not yet supported.' (ops/base.rs:347)"),
+        _ql("qlayout/fuzz/reshape-recompute-sub-byte", scheme("Q4S", store=("PackedU32", 0), block=[2, 2, 8]),
+            [{"op": "transpose"}, {"op": "reshape", "shape": [2, 1, 8, 2]}], np.full((2, 2, 8), -7), [1.0],
+            spec=("§9.3",),
+            reason="vulkan seed 1 case 7155: after the transpose the words are strided and the reshape is no split: "
+                   "a recompute, which q_reshape refuses for 4/2-bit values first ('not yet implemented: Reshape "
+                   "with sub-byte values ...'); the 4-bit upload's range panic would surface only at read-back"),
         _ql("qlayout/fuzz/fp8-packed-matmul-wgsl", scheme("E4M3", store=("PackedU32", 0), block=[4]),
             [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}], [[1] * 4] * 2, [1.0, 1.0], spec=("§9.4",),
             reason="seed 2 case 12521: burn-cubecl's q_matmul hands the quantized lhs to the matmul kernel "
