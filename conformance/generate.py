@@ -144,9 +144,16 @@ def expect(c: Case, profile: str) -> dict:
     return {"outputs": outputs, "values": values, "compare": _contracts(c, profile, outputs), "stages": stages}
 
 
+# The ops ``_contracts`` can give a tolerance (every other op compares bit for bit): the fuzzer's digest asks
+# ``_contracts`` only for these.
+TOLERANT_OPS = frozenset({"compute_range", "qlayout", "ternary_matmul"})
+
+
 def _contracts(c: Case, profile: str, outputs: dict) -> dict:
     """Exact everywhere, except where burn itself is not: the dequantized matmul path (the backend's GEMM order)
     and a mean whose summation order is the machine's (flex's SIMD width)."""
+    if c.op not in TOLERANT_OPS:
+        return {}
     if c.op == "compute_range" and c.params.get("calibration") == "absmean":
         return _mean_contract(c, profile)
     if c.op == "compute_range" and _zero_sign_unpinned(c, profile):

@@ -30,7 +30,7 @@ import oracle
 from .. import diagnose
 from ..cases import Case
 from ..compare import FAILED
-from ..generate import PROFILES, CaseError, _canonical_json, expect
+from ..generate import PROFILES, TOLERANT_OPS, CaseError, _canonical_json, expect
 from ..protocol import Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
@@ -62,9 +62,8 @@ class Divergence:
 
 
 BATCH = 64  # requests in flight through a backend with run_many
-# Ops whose outputs may be compared within a tolerance (generate._contracts): a digest hashes only the dtype and
-# shape of such an output. qlayout's contract (a chain holding a matmul) runs the oracle on the chain's prefix.
-TOLERANT_OPS = ("ternary_matmul", "compute_range", "qlayout")
+# A digest hashes only the dtype and shape of an output compared within a tolerance; generate.TOLERANT_OPS names
+# the ops whose contracts can give one (qlayout's, for a chain holding a matmul, runs the oracle on its prefix).
 
 
 class _Prefetched:
