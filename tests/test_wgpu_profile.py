@@ -28,8 +28,9 @@ def bits(a) -> list[int]:
     return np.asarray(a, np.float32).view(np.uint32).tolist()
 
 
-def test_the_profile_is_listed_as_suite_passing_and_the_cuda_model_stays_modelled():
-    assert get_profile(WGPU).status == "suite_passing"
+def test_the_profile_is_listed_as_proven_and_the_cuda_model_stays_modelled():
+    assert get_profile(WGPU).status == "proven"
+    assert get_profile("burn-0.22.0-pre.3/vulkan").status == "suite_passing"
     assert get_profile(CUBECL).status == "modelled"
     assert "not run" in get_profile(CUBECL).description
 
