@@ -370,9 +370,8 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
                        _follow_packing(held.scheme, s, rank, profile))
     if route.startswith("move_"):
         moved = _move_grid(s, held, grid=route != "move_dims", dims=route != "move_grid_only")
-        axes = axes_of(s, rank)
-        strided = held.last_axis_moved or (rank > 0 and axes[-1] != rank - 1)
-        memory = [(held.memory_axes or tuple(range(rank)))[a] for a in axes]  # the strides follow the axes
+        memory = [(held.memory_axes or tuple(range(rank)))[a] for a in axes_of(s, rank)]  # strides follow the axes
+        strided = rank > 0 and memory[-1] != rank - 1  # a second move can bring the innermost axis back
         return QTensor(moved.codes, moved.scales, moved.global_scale, _follow_packing(moved.scheme, s, rank, profile),
                        strided, tuple(memory))
     if route in CATALOGUE:  # the backend refuses the step before it reads anything

@@ -144,3 +144,14 @@ def test_an_empty_tensor_keeps_the_given_scale_bytes_whatever_the_input_dtype():
     scheme = QuantScheme.default().with_store(o.NATIVE).with_value(o.QuantValue.Q8S)
     qt = o.quantize(np.zeros(0, np.float16), scheme, np.array([0.5], np.float32), profile=VULKAN)
     assert f32_bits(qt.scales) == [0x3F000000]
+
+
+def test_two_transposes_give_the_native_vectors_back():
+    # vulkan seed 2 case 657: [2, 4] Q8S Native per_block([2]), scales [1, 2, 3, 4] (row 0: blocks 0, 1; row 1: 2,
+    # 3). Transposed twice, the strides are contiguous again: the dequantize reads vectors of 4 (f32, 4 divides 4),
+    # one scale per vector, its first element's: row 0 all times 1, row 1 all times 3 (not 1, 1, 2, 2 / 3, 3, 4, 4)
+    params = {"scheme": QuantScheme.default().with_store(o.NATIVE).with_value(o.QuantValue.Q8S)
+              .per_block([2], o.ScaleDtype.F32).to_json(), "steps": [{"op": "transpose"}, {"op": "transpose"}]}
+    codes = np.array([[-127, -126, 1, 2], [3, 4, 5, 6]], np.int8)
+    out = o.run("qlayout", params, {"codes": codes, "scales": np.array([1, 2, 3, 4], np.float32)}, profile=VULKAN)
+    assert out["x"].tolist() == [[-127.0, -126.0, 1.0, 2.0], [9.0, 12.0, 15.0, 18.0]]
