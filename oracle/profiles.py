@@ -398,8 +398,39 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
 )
 
+# burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
+# 0.22.0-pre.3 profile: what the release changed in the kernels, nothing that lavapipe or the runtime decides.
+_GPU_0_22_1 = dict(
+    ue8m0=True,  # cubecl-std-0.11.3 src/quant/round.rs:25, :35-47: the kernel rounds UE8M0 scales up to a power of 2
+    float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
+)
+
+_WGPU_0_22_1 = _WGPU.with_(
+    name="burn-0.22.1/wgpu",
+    description="burn-wgpu 0.22.1, WGSL on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 encoded as "
+                "minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales have a round-up "
+                "rule (and, like UE4M3, no scalar fp8 in WGSL)",
+    quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.native_i8",
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+    status="modelled",
+    **_GPU_0_22_1,
+)
+
+_VULKAN_0_22_1 = _VULKAN.with_(
+    name="burn-0.22.1/vulkan",
+    description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
+                "encoded as minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales; E2M1 "
+                "PackedNative refused by the launcher on every device (ties to even as Mesa rounds them)",
+    quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.packed_native",
+                     "cubecl.mode", "cubecl.block_divisibility"),
+    dequantize_checks=("cubecl.packed_native",),
+    status="modelled",
+    **_GPU_0_22_1,
+)
+
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
-                                                     _FLEX_0_22_1, _FLEX_0_23_0_PRE_1)}
+                                                     _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
+                                                     _VULKAN_0_22_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 

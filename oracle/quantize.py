@@ -350,9 +350,9 @@ def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndar
 def kernel_round_up(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
     """The kernel rounds each given scale up onto its dtype's grid itself (``write_scale``, cubek-quant
     ``quantize.rs:89-108``): the host rule, but a NaN takes the bit trick (``rounding.round_up``)."""
-    if dtype is ScaleDtype.UE8M0 or dtype is ScaleDtype.F32:
+    if dtype is ScaleDtype.F32 or (dtype is ScaleDtype.UE8M0 and not profile.ue8m0):
         return stored_scales(scales, dtype, profile)
-    return round_up(scales, dtype, in_kernel=True)
+    return round_up(scales, dtype, ue8m0=profile.ue8m0, in_kernel=True)
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):

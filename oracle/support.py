@@ -87,6 +87,14 @@ def _cubecl_native_store(scheme: QuantScheme, shape: tuple[int, ...], profile: P
         raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
 
 
+def _cubecl_packed_native(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """From cubek-quant 0.3.1 the launchers route only Native Q8/fp8 to the native kernels: a PackedNative store
+    (E2M1, the only value it holds) falls to the arm that refuses it on every device, before the i8 question is
+    asked (``quantize.rs:343-349``, ``dequantize.rs:275-281``)."""
+    if scheme.store.kind == "PackedNative":
+        raise panic("cubecl.native_value", value=scheme.value.name)
+
+
 def _cubecl_scale_bindings(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """``check_scale_bindings`` (``cubek-quant-0.3.0-pre.3/src/quantize.rs:218``), before the round-up rule."""
     if bindings != scheme.num_levels():
@@ -101,10 +109,11 @@ def _cubecl_native_i8(scheme: QuantScheme, shape: tuple[int, ...], profile: Prof
 
 
 def _wgsl_fp8_scales(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
-    """cubecl-wgpu packs fp8 four lanes to a u32 and has no scalar fp8, which a UE4M3 scale is: the quantize and
-    the dequantize kernels fail to compile, and the read-back reports it (measured on every shape tried; no kernel
-    runs for an empty tensor)."""
-    if scheme.scale_dtype() is ScaleDtype.UE4M3 and math.prod(shape) > 0:
+    """cubecl-wgpu packs fp8 four lanes to a u32 and has no scalar fp8, which a UE4M3 scale is (and a UE8M0 one,
+    once the release has its round-up rule: burn 0.22.1): the quantize and the dequantize kernels fail to compile,
+    and the read-back reports it (measured on every shape tried; no kernel runs for an empty tensor)."""
+    fp8 = (ScaleDtype.UE4M3, ScaleDtype.UE8M0) if profile.ue8m0 else (ScaleDtype.UE4M3,)
+    if scheme.scale_dtype() in fp8 and math.prod(shape) > 0:
         raise panic("wgsl.fp8_scalar")
 
 
@@ -125,6 +134,7 @@ CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "cubecl.packed_dim_rank": _cubecl_packed_dim_rank,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
     "cubecl.native_store": _cubecl_native_store,
+    "cubecl.packed_native": _cubecl_packed_native,
     "cubecl.mode": _cubecl_mode,
     "cubecl.block_divisibility": _cubecl_block_divisibility,
 })
