@@ -128,6 +128,16 @@ VALUE_LAYOUT = Choice(
                  "(burn-std >= 0.23.0-pre.1)",
 )
 
+# --- the device's failures ---------------------------------------------------------------------------------
+READ_FAILURE = Choice(
+    "read_failure",
+    panics_in_bytes="a launch that failed to compile is reported when its output is read: cubecl-environment's "
+                    "`expect(\"bytes: host access failed\")` panics with the server's Debug text (cubecl 0.11.0-pre.3)",
+    returns_unwritten="the read returns an ExecutionError naming the unwritten buffer and its root failure "
+                      "(cubecl-runtime 0.11.3 `ServerError::Unwritten`): burn-tensor's into_data panics with it, "
+                      "`B::q_into_data` returns it (burn 0.22.1)",
+)
+
 # --- calibration -------------------------------------------------------------------------------------------
 TENSOR_EXTREMUM = Choice(
     "tensor_extremum",

@@ -28,7 +28,7 @@ from .calibration import compute_range
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
 from .codec import encode_scales
 from .encode import encode
-from .errors import UndefinedBehaviour, panic
+from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
@@ -49,7 +49,11 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     if checked:
         tensor_checks(scheme, global_scale)
         scales = np.asarray(scales).ravel()  # through Tensor::quantize the scales are a flat tensor (docs/ops.md)
-    return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+    try:
+        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+    except BurnPanic as p:
+        raise returned_by_backend_read(p) from None
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profile = DEFAULT_PROFILE,
