@@ -62,7 +62,7 @@ _LAUNCH = "A launch error happened\nCaused by:\n  A compilation error happened d
 _FP8_ROOT = (_LAUNCH + "A validation error caused the compilation to fail\nCaused by:\n  Compilation error: invalid "
              "input program.\nfp8 on WGSL is packed 4 lanes to a u32, a scalar has no representation: use vectors of "
              "4, 8 or 16 lanes\nBacktrace:\nNo backtrace available")
-_MATMUL_KERNEL = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1_{hash}"
+_MATMUL_KERNEL = "matmul_entry_lhs_f32_{kernel}"
 _MATMUL_I8_ROOT = (_LAUNCH + "An error caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `"
                    + _MATMUL_KERNEL + "`: Validation Error\n\nCaused by:\n  In Device::create_shader_module, label = '"
                    + _MATMUL_KERNEL + "'\n    \nShader '" + _MATMUL_KERNEL + "' parsing error: no definition in scope "
@@ -251,12 +251,12 @@ _SITES = [
               "base.rs:2077; measured on WGSL", opaque=_UNWRITTEN_OPAQUE),
     PanicSite("wgsl.matmul_i8_unwritten", "expect", _INTO_DATA + _unwritten(_MATMUL_I8_ROOT),
               "§9.3", "burn-cubecl-0.22.1 quantized matmul of a Native (i8) tensor, compiled by cubecl-wgpu-0.11.3 "
-              "(WGSL has no i8; the kernel's name ends in a hash of its settings), reported at read-back as "
-              "cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
-              opaque=(*_UNWRITTEN_OPAQUE, "hash")),
-    PanicSite("harness.read_failed", "panic", "{what}: An error happened during execution\nCaused by:\n  {error}",
+              "(WGSL has no i8; the kernel's name spells its vector sizes and ends in a hash of its settings), "
+              "reported at read-back as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
+              opaque=(*_UNWRITTEN_OPAQUE, "kernel")),
+    PanicSite("harness.read_failed", "panic", "q_into_data: An error happened during execution\nCaused by:\n  {error}",
               "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` returns (burn >= 0.22.1 "
-              "on the GPU) instead of panicking, reported by the harness as `{what}: {error:?}`"),
+              "on the GPU) instead of panicking, reported by the harness as `q_into_data: {error:?}`"),
     PanicSite("cubecl.packed_axis_swap", "expect",
               "the packed axis is one of the tensor's: OutOfBounds {{ dim: {dim}, rank: {rank} }}",
               "§7.6", "burn-cubecl-0.22.1/src/ops/qtensor.rs:106-110 (an outer packed axis is stored innermost; "
@@ -312,7 +312,7 @@ def returned_by_backend_read(p: BurnPanic) -> BurnPanic:
     head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
     if not p.message.startswith(head):
         return p
-    return panic("harness.read_failed", what="q_into_data", error=p.message[len(head):])
+    return panic("harness.read_failed", error=p.message[len(head):])
 
 
 _OPAQUE_FIELD = re.compile(re.escape(OPAQUE.format("\0")).replace("\0", "[a-z_]+"))

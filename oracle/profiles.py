@@ -250,6 +250,10 @@ class Profile:
     """burn-cubecl 0.22.1's ``q_reshape`` also refuses to spread a lone 1-D block over several rows
     (``ops/base.rs:419-423``); 0.22.0-pre.3 kept its one scale at the old rank."""
     reshape_dims_panic: str = _panic_code("ndarray.reshape_dims")
+    dims_limit_on_reduce: bool = _flag()
+    """Where that limit is met: ndarray's reshape itself panics; burn-cubecl 0.22.1 reshapes to any rank and panics
+    in the first reduction (``reduce_blocks`` skips an axis whose block extent is 1, burn-backend-0.22.1
+    ``src/quantization/scheme.rs:34-40``), so a block of 1s calibrates (found by fuzzing)."""
     """The panic of a tensor of more than ``max_reshape_dims`` dims (ndarray: its own limit; burn-cubecl 0.22.1:
     cubecl's tiling metadata holds at most 8)."""
     gemm_crashes: bool = _flag()
@@ -421,6 +425,7 @@ _GPU_0_22_1 = dict(
     reshape_refuses_spread_block=True,  # burn-cubecl-0.22.1 src/ops/base.rs:419-423
     max_reshape_dims=8,  # cubecl-zspace-0.11.3 src/tiling.rs:28 MAX_LOGICAL_DIMS
     reshape_dims_panic="cubecl.tiling_rank",
+    dims_limit_on_reduce=True,
 )
 
 _WGPU_0_22_1 = _WGPU.with_(

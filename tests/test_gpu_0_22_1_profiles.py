@@ -109,7 +109,7 @@ def test_fp8_scales_fail_to_compile_and_the_read_reports_the_unwritten_buffer(dt
                 scales, profile=WGPU)
 
 
-def test_a_native_matmul_kernel_name_ends_in_an_opaque_hash():
+def test_a_native_matmul_kernel_name_is_opaque_past_its_lhs_type():
     qt = o.QTensor(np.ones((2, 4), np.int8), np.ones(1, np.float32), None, Q8S)
     kernel = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1_ca9b7b87"
     # what the binary printed for qlayout/q8s/tensor/matmul (failure #2883, 1 buffer)
@@ -144,6 +144,11 @@ def test_calibrating_blocks_of_a_rank_5_tensor_needs_10_dims():
     raises("cubecl.tiling_rank",
            'a tensor\'s tiling describes its own rank: Invalid { reason: "Tiling(0) does not fit a rank-10 buffer" }',
            o.quantize_dynamic, np.ones((2, 1, 1, 2, 4), np.float32), scheme, profile=VULKAN)
+    # reduce_blocks reduces only the axes whose block extent exceeds 1: a block of 1s reshapes and back, and
+    # calibrates (found by fuzzing: min = max = x)
+    ones = Q8S.per_block([1], ScaleDtype.F32)
+    lo, hi = o.compute_range(np.full((1, 1, 1, 1, 1), 0.5, np.float32), ones, profile=VULKAN)
+    assert lo.ravel().tolist() == hi.ravel().tolist() == [0.5]
 
 
 def test_a_lone_block_may_not_be_spread_over_rows():
