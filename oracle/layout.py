@@ -388,7 +388,8 @@ def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
 
 def _check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:330-375``): an N-D block survives only an unsqueeze (new
-    leading unit dims); a 1-D block may not span rows once the new last dim is shorter than it, and from 0.22.1 a
+    leading unit dims; one to the tensor's own shape is checked too); a 1-D block may not span rows once the new last
+    dim is shorter than it, and from 0.22.1 a
     lone one may not be spread over several rows either (``reshape_refuses_spread_block``, 0.22.1
     ``ops/base.rs:410-425``)."""
     size = qt.scheme.block_size()
@@ -397,7 +398,7 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     current, new = list(qt.codes.shape), list(shape)
     n_new = max(len(new) - len(current), 0)
     unsqueeze = n_new > 0 and new[n_new:] == current
-    if len(size.dims) > 1 and not unsqueeze and new != current:
+    if len(size.dims) > 1 and not unsqueeze:  # a reshape to the same shape too (measured on both releases)
         raise panic("cubecl.reshape_nd_block")
     if len(size.dims) == 1 and new and new[-1] < size.dims[0] and qt.scales.size > 1:
         raise panic("cubecl.reshape_split_block")

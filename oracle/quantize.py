@@ -289,6 +289,8 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if profile.empty_keeps_given_bytes and x.size == 0 and needed and unfilled:
         raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
                                  "the rest of the buffer is whatever memory it reused")
+    if profile.empty_scales_uninitialized and x.size == 0 and needed:
+        raise UndefinedBehaviour("no kernel runs for an empty tensor, and its scale storage is fresh memory")
     return _held(stored, scheme, profile), glob, layout
 
 
