@@ -453,7 +453,7 @@ _VULKAN_0_22_1 = _VULKAN.with_(
     quantize_checks=("cubecl.packed_dim_rank", "cubecl.storage", "cubecl.scale_bindings", "cubecl.packed_native",
                      "cubecl.mode", "cubecl.block_divisibility"),
     dequantize_checks=("cubecl.packed_native",),
-    status="suite_passing",  # 629 of 669 passed, 40 n/a, 0 diverging (2026-11-30, --strict-messages)
+    status="suite_passing",  # 629 of 669 passed, 40 n/a, 0 diverging (2026-11-30, --strict-messages); fuzz: 0 of 3,000
     **_GPU_0_22_1,
 )
 
