@@ -419,7 +419,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
-# 0.22.0-pre.3 profile: what the release changed in the kernels, nothing that lavapipe or the runtime decides.
+# 0.22.0-pre.3 profile: what the release changed (kernels, burn-cubecl, cubecl's runtime), nothing lavapipe decides.
 _GPU_0_22_1 = dict(
     ue8m0=True,  # cubecl-std-0.11.3 src/quant/round.rs:25, :35-47: the kernel rounds UE8M0 scales up to a power of 2
     float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
@@ -431,7 +431,7 @@ _GPU_0_22_1 = dict(
     reshape_dims_panic="cubecl.tiling_rank",
     dims_limit_on_reduce=True,
     empty_keeps_given_bytes=False,
-    empty_scales_uninitialized=True,
+    empty_scales_uninitialized=True,  # measured through SPIR-V; WGSL shares the allocation path (not seen there)
 )
 
 _WGPU_0_22_1 = _WGPU.with_(
