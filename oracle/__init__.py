@@ -11,7 +11,7 @@ from .calibration import compute_range
 from .choices import ProfileError
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
-from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic
+from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic, message_matches
 from .matmul import ternary_matmul
 from .ops import OPS, run
 from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles, status_line
@@ -57,6 +57,7 @@ __all__ = [
     "Stages",
     "UndefinedBehaviour",
     "classify_panic",
+    "message_matches",
     "compute_q_params",
     "compute_range",
     "decode_scales",

@@ -129,8 +129,9 @@ def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndar
     if not layout.divides():
         raise panic("range.block_not_divisible", shape=shape_debug(x.shape), block=list_debug(layout.block))
     split = layout.split_shape()
-    if profile.max_reshape_dims is not None and len(split) > profile.max_reshape_dims:
-        raise panic("ndarray.reshape_dims", dims=len(split))
+    too_many = profile.max_reshape_dims is not None and len(split) > profile.max_reshape_dims
+    if too_many and (not profile.dims_limit_on_reduce or max(layout.block, default=1) > 1):
+        raise panic(profile.reshape_dims_panic, dims=len(split))
     return x.reshape(split)
 
 

@@ -90,6 +90,10 @@ FLOAT_CODES = Choice(
             "GPU then stores each integer's fp bits, flex clips it to i8)",
     format="E4M3/E5M2/E2M1 codes are the value's own format: burn's e4m3/e5m2/e2m1 conversions (nearest, ties "
            "to even, saturating; CUDA's NaN codes), decoded by value (flex >= 0.23.0-pre.1)",
+    kernel_codecs="E4M3/E5M2/E2M1 scaled values are not rounded to integers: the kernel clamps them to the value "
+                  "range (a NaN as nan_code says), then cubecl's software codecs encode them (nearest, ties to "
+                  "even), in Native bytes and PackedU32 fields alike, and decode them by value (burn 0.22.1's GPU "
+                  "route: cubek-quant-0.3.1 quantize.rs:34-49, :144-155, dequantize.rs:123-131)",
 )
 NAN_CODE = Choice(
     "nan_code",
@@ -124,6 +128,16 @@ VALUE_LAYOUT = Choice(
                  "(burn-std >= 0.23.0-pre.1)",
 )
 
+# --- the device's failures ---------------------------------------------------------------------------------
+READ_FAILURE = Choice(
+    "read_failure",
+    panics_in_bytes="a launch that failed to compile is reported when its output is read: cubecl-environment's "
+                    "`expect(\"bytes: host access failed\")` panics with the server's Debug text (cubecl 0.11.0-pre.3)",
+    returns_unwritten="the read returns an ExecutionError naming the unwritten buffer and its root failure "
+                      "(cubecl-runtime 0.11.3 `ServerError::Unwritten`): burn-tensor's into_data panics with it, "
+                      "`B::q_into_data` returns it (burn 0.22.1)",
+)
+
 # --- calibration -------------------------------------------------------------------------------------------
 TENSOR_EXTREMUM = Choice(
     "tensor_extremum",
@@ -149,11 +163,14 @@ QUANTIZE_CHECK = Choice(
        "cubecl.scale_bindings": "as many scale bindings as the scheme has levels (cubek-quant launch_ref's first "
                                 "check)",
        "cubecl.packed_dim_rank": "a packed dim within the tensor's rank (beyond it, a wrapped shape index panics)",
-       "wgsl.fp8_scales": "UE4M3 scales do not compile to WGSL (reported when the result is read back)",
+       "wgsl.fp8_scales": "fp8 scales (UE4M3, and UE8M0 where it has a round-up rule) do not compile to WGSL "
+                          "(reported when the result is read back)",
        "cubecl.native_i8": "the device converts i8: without it (WGSL) every Native and PackedNative scheme is "
                            "refused",
        "cubecl.round_up_rule": "the scale dtype has a round-up rule in this release",
        "cubecl.native_store": "the native kernel launches a Native store only (E2M1 PackedNative is refused)",
+       "cubecl.packed_native": "the launcher refuses a PackedNative store on every device, `E2M1 is not supported "
+                               "for native quantization` (cubek-quant 0.3.1)",
        "cubecl.mode": "Symmetric only",
        "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
 )

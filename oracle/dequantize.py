@@ -128,17 +128,20 @@ def _cpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
 
 
 def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:
-    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern; a PackedU32 word holds integers,
-    whatever the value (the quantize kernel stores each rounded integer's bit field), and the packed dequantize
-    reads them back as integers (measured on lavapipe: E4M3 code -128 dequantizes to -128, not -0)."""
+    """The GPU decodes a Native/PackedNative float value's fp8/fp4 bit pattern. A PackedU32 field is read as the
+    profile's ``float_codes`` says: up to burn 0.22.0-pre.3 the packed dequantize sign-extends every field into an
+    integer (measured on lavapipe: E4M3 code -128 dequantizes to -128, not -0); from 0.22.1 it decodes a minifloat
+    field by value (cubek-quant-0.3.1 ``dequantize.rs:123-131``)."""
     if value.is_float and not packed_u32:
         return minifloat_values(codes, value)
+    if value.is_float:
+        return FLOAT_DECODERS[profile.float_codes](codes, value)
     return codes.astype(np.float32)
 
 
 # What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.
 FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),
-                                    "format": minifloat_values})
+                                    "format": minifloat_values, "kernel_codecs": minifloat_values})
 
 def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme, vector: int) -> np.ndarray:
     """The GPU's packed dequantize reads one scale per u32 word, the one of the word's first value (measured on

@@ -53,7 +53,20 @@ def _format_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.nd
     return minifloat_codes(v, scheme.value)
 
 
-FLOAT_ENCODERS = FLOAT_CODES.steps({"integer": _integer_float_codes, "format": _format_codes})
+def _kernel_codec_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+    """burn 0.22.1's GPU kernels: the scaled value is clamped to the value range, unrounded (cubek-quant-0.3.1
+    ``quantize.rs:34-49``: only the integer formats round), a NaN as the device's clamp returns it (``nan_code``),
+    then encoded by cubecl's software codecs, round to nearest even and saturating (``f32_to_fp8_bits``,
+    cubecl-core-0.11.3 ``post_processing/minifloat.rs:75-134``; ``float_to_e2m1_bits``, ``fp4.rs:115-160``): the
+    same codes as burn's host conversions for every non-NaN value."""
+    a, b = scheme.value.range()
+    with np.errstate(invalid="ignore"):
+        clamped = nan_codes(np.clip(v, np.float32(a), np.float32(b)), a, b, profile)
+    return minifloat_codes(clamped, scheme.value)
+
+
+FLOAT_ENCODERS = FLOAT_CODES.steps({"integer": _integer_float_codes, "format": _format_codes,
+                                    "kernel_codecs": _kernel_codec_codes})
 
 
 def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:

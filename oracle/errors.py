@@ -36,7 +36,39 @@ class PanicSite:
     template: str
     spec: str  # the spec's § (docs/spec/panics.md)
     source: str  # where burn raises it: published crate path:line (docs/spec/README.md)
+    opaque: tuple[str, ...] = ()
+    """Placeholders whose text no model of burn can know: the device error store's bookkeeping (a failure's id
+    counts every failure the process saw before, the skip path names memory ids) or a compiled kernel's hash. The
+    expected message holds :data:`OPAQUE` in their place, and :func:`message_matches` lets any text stand there."""
 
+
+OPAQUE = "\u27e8{}\u27e9"
+"""How an opaque placeholder reads in an expected message: ``⟨failure⟩``."""
+
+
+# burn 0.22.1's read-back of a buffer a failed launch never wrote (cubecl-runtime-0.11.3 src/server/base.rs:466-513):
+# burn-tensor's `into_data` panics with the returned error's text; the root failure sits inside the chain.
+_INTO_DATA = "Error while reading data: use `try_into_data` instead to catch the error at runtime: "
+_UNWRITTEN_OPAQUE = ("failure", "claimed", "chain")
+
+
+def _unwritten(root: str) -> str:
+    return ("An error happened during execution\nCaused by:\n  Several failures at once\nCaused by:\n  The bytes were "
+            "never written (failure #{failure}, still claiming {claimed} buffer(s))\n{chain}Caused by:\n  " + root +
+            "\nAsked at:\nNo backtrace available")
+
+
+_LAUNCH = "A launch error happened\nCaused by:\n  A compilation error happened during launch\nCaused by:\n  "
+_FP8_ROOT = (_LAUNCH + "A validation error caused the compilation to fail\nCaused by:\n  Compilation error: invalid "
+             "input program.\nfp8 on WGSL is packed 4 lanes to a u32, a scalar has no representation: use vectors of "
+             "4, 8 or 16 lanes\nBacktrace:\nNo backtrace available")
+_MATMUL_KERNEL = "matmul_entry_lhs_f32_{kernel}"
+_MATMUL_I8_ROOT = (_LAUNCH + "An error caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `"
+                   + _MATMUL_KERNEL + "`: Validation Error\n\nCaused by:\n  In Device::create_shader_module, label = '"
+                   + _MATMUL_KERNEL + "'\n    \nShader '" + _MATMUL_KERNEL + "' parsing error: no definition in scope "
+                   "for identifier: `i8`\n  ┌─ wgsl:{line}:{col}\n  │\n{line} │ @group(0) @binding(0) var<storage, "
+                   "read_write> {var}: array<i8>;\n  │{pad}^^ unknown identifier\n\n\n\nBacktrace:\nNo backtrace "
+                   "available")
 
 _SITES = [
     # burn-std QuantizedBytes / TensorData (§7)
@@ -211,6 +243,32 @@ _SITES = [
               "§9.3", "burn-cubecl-0.22.0-pre.3 quantized matmul of a Native (i8) tensor, compiled by "
               "cubecl-wgpu-0.11.0-pre.3 (WGSL has no i8), reported at read-back by "
               "cubecl-environment-0.11.0-pre.3/src/bytes/base.rs:446; measured on WGSL"),
+    # GPU, measured: burn 0.22.1 (cubecl 0.11.3) reports a failed launch when its output is read: the read returns
+    # an ExecutionError naming the unwritten buffer and its root failure; burn-tensor's into_data panics with it.
+    PanicSite("wgsl.fp8_scalar_unwritten", "expect", _INTO_DATA + _unwritten(_FP8_ROOT),
+              "§5.4", "cubecl-wgpu-0.11.3/src/compiler/wgsl/types.rs:61 (a scalar fp8 scale), reported at read-back "
+              "as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten` by burn-tensor-0.22.1/src/tensor/api/"
+              "base.rs:2077; measured on WGSL", opaque=_UNWRITTEN_OPAQUE),
+    PanicSite("wgsl.matmul_i8_unwritten", "expect", _INTO_DATA + _unwritten(_MATMUL_I8_ROOT),
+              "§9.3", "burn-cubecl-0.22.1 quantized matmul of a Native (i8) tensor, compiled by cubecl-wgpu-0.11.3 "
+              "(WGSL has no i8; the kernel's name spells its vector sizes and ends in a hash of its settings), "
+              "reported at read-back as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
+              opaque=(*_UNWRITTEN_OPAQUE, "kernel")),
+    PanicSite("harness.read_failed", "panic", "q_into_data: An error happened during execution\nCaused by:\n  {error}",
+              "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` returns (burn >= 0.22.1 "
+              "on the GPU) instead of panicking, reported by the harness as `q_into_data: {error:?}`"),
+    PanicSite("cubecl.packed_axis_swap", "expect",
+              "the packed axis is one of the tensor's: OutOfBounds {{ dim: {dim}, rank: {rank} }}",
+              "§7.6", "burn-cubecl-0.22.1/src/ops/qtensor.rs:106-110 (an outer packed axis is stored innermost; "
+              "`rank - dim - 1` wraps for a packed dim beyond the rank)"),
+    PanicSite("cubecl.tiling_rank", "expect",
+              'a tensor\'s tiling describes its own rank: Invalid {{ reason: "Tiling(0) does not fit a rank-{dims} '
+              'buffer" }}',
+              "§2", "burn-cubecl-0.22.1/src/tensor/base.rs:106 via cubecl-zspace-0.11.3/src/tiling.rs:86 (at most 8 "
+              "logical dims, MAX_LOGICAL_DIMS); measured on lavapipe"),
+    PanicSite("cubecl.reshape_spread_block", "unimplemented",
+              "Cannot reshape block-quantized tensor to {shape}: not a whole number of {block} blocks",
+              "§9.3", "burn-cubecl-0.22.1/src/ops/base.rs:419-423 (a lone 1-D block spread over several rows)"),
     PanicSite("cubecl.reshape_nd_block", "unimplemented", "Reshape of ND block-quantized tensor is not yet supported.",
               "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:344"),
     PanicSite("cubecl.reshape_packed_dim", "unimplemented",
@@ -254,16 +312,40 @@ def _wrap(site: PanicSite, text: str, left: object, right: object) -> str:
 
 
 def panic(code: str, *, left: object = None, right: object = None, **fields: object) -> BurnPanic:
-    """The :class:`BurnPanic` burn raises at ``code``, its message formatted with ``fields``."""
+    """The :class:`BurnPanic` burn raises at ``code``, its message formatted with ``fields`` (a site's opaque
+    placeholders read :data:`OPAQUE`)."""
     site = CATALOGUE[code]
+    fields.update({name: OPAQUE.format(name) for name in site.opaque})
     return BurnPanic(code, _wrap(site, site.template.format(**fields), left, right))
 
 
+def returned_by_backend_read(p: BurnPanic) -> BurnPanic:
+    """What ``B::q_into_data`` gives where ``Tensor::into_data`` panics on a failed launch (burn >= 0.22.1): the
+    error itself, which the harness reports as ``harness.read_failed`` (``api: "backend"`` reads the tensor
+    through the backend); any other panic is the same either way."""
+    head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
+    if not p.message.startswith(head):
+        return p
+    return panic("harness.read_failed", error=p.message[len(head):])
+
+
+_OPAQUE_FIELD = re.compile(re.escape(OPAQUE.format("\0")).replace("\0", "[a-z_]+"))
+
+
+def message_matches(expected: str, actual: str) -> bool:
+    """burn's text equals the expected message, where each opaque placeholder (``⟨failure⟩``) may stand for any
+    text (an empty one too)."""
+    parts = _OPAQUE_FIELD.split(expected)
+    if len(parts) == 1:
+        return expected == actual
+    return re.fullmatch(".*?".join(map(re.escape, parts)), actual, re.DOTALL) is not None
+
+
 def _pattern(site: PanicSite) -> re.Pattern[str]:
-    mark = "\0"  # stands for every placeholder; re.escape leaves it alone
-    text = re.sub(r"\{[a-z_]+\}", mark, site.template).replace("{{", "{").replace("}}", "}")
-    whole = _wrap(site, text, mark, mark)
-    return re.compile(re.escape(whole).replace(mark, ".+?"), re.DOTALL)
+    mark, empty = "\0", "\1"  # stand for the placeholders (an opaque one may be empty); re.escape leaves them alone
+    text = re.sub(r"\{([a-z_]+)\}", lambda m: empty if m[1] in site.opaque else mark, site.template)
+    whole = _wrap(site, text.replace("{{", "{").replace("}}", "}"), mark, mark)
+    return re.compile(re.escape(whole).replace(mark, ".+?").replace(empty, ".*?"), re.DOTALL)
 
 
 _PATTERNS = [(site.code, _pattern(site)) for site in _SITES if site.template or site.macro == "unwrap_none"]

@@ -48,7 +48,7 @@ from .quantize import quantize, quantize_dynamic
 from .scales import validated_scale
 from .scheme import NATIVE, BlockSize, QuantScheme, QuantStore, ScaleDtype, shape_debug
 from .stages import Stages
-from .support import check_dequantize
+from .support import check_dequantize, deferred_panic
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -352,13 +352,13 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if is_identity(s, rank):
         return held
     if s["op"] == "matmul" and _route(s, held, profile) == "float_i8":
-        _check_wgsl_matmul(held)  # the kernel's declarations fail to compile whatever view it gets
+        _check_wgsl_matmul(held, profile)  # the kernel's declarations fail to compile whatever view it gets
     swap = vecmat_swap(s, held.codes.shape)
     if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
         return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
     route = _route(s, held, profile)
     if route == "move_reshape":
-        _check_gpu_reshape(held, s["shape"])
+        _check_gpu_reshape(held, s["shape"], profile)
         route = "move"
     if route == "move_grid_gpu":
         _check_gpu_scale_permute(held, s)
@@ -386,7 +386,7 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     raise panic(route)
 
 
-def _check_wgsl_matmul(qt: QTensor) -> None:
+def _check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
     """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
     declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 lhs
     fails to compile packed in u32 words too (E4M3/E5M2 ``PackedU32``: the kernel reads a scalar fp8; measured,
@@ -399,13 +399,14 @@ def _check_wgsl_matmul(qt: QTensor) -> None:
     if qt.scheme.store.kind != "Native":
         return
     if qt.scheme.value.is_float:
-        raise panic("wgsl.fp8_scalar")
+        raise deferred_panic("wgsl.fp8_scalar", profile)
     # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
     # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
     f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
     line, var = (8, "v13") if f16 else (7, "v5")
     col = 56 + len(var)
-    raise panic("wgsl.matmul_i8", kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var, pad=" " * col)
+    raise deferred_panic("wgsl.matmul_i8", profile, kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var,
+                         pad=" " * col)
 
 
 def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
@@ -420,10 +421,11 @@ def _check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
         raise panic("scale.index_out_of_bounds", len=1, index=index)
 
 
-def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
+def _check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:302-375``): the packed dim of the new shape holds whole
-    words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new
-    leading unit dims); a 1-D block may not span rows once the new last dim is shorter than it."""
+    words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new leading unit dims); a 1-D
+    block may not span rows once the new last dim is shorter than it, and from 0.22.1 a lone one may not be spread
+    over several rows either (``reshape_refuses_spread_block``, 0.22.1 ``ops/base.rs:410-425``)."""
     store = qt.scheme.store
     if store.kind != "Native" and 0 <= len(shape) - 1 - store.dim < len(shape):
         extent = shape[len(shape) - 1 - store.dim]  # the new shape's extent at the packed dim holds whole words
@@ -443,6 +445,8 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int]) -> None:
     kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]
     if kept and qt.scales.size > 1:
         raise panic("cubecl.reshape_split_block")
+    if kept and profile.reshape_refuses_spread_block and math.prod(new) > new[-1]:
+        raise panic("cubecl.reshape_spread_block", shape=shape_debug(new), block=size.debug())
     if values == "recompute":
         if qt.scheme.value.size_bits < 8 and not qt.scheme.value.is_float and not unsqueeze:  # Q4/Q2 only
             raise panic("cubecl.reshape_recompute_sub_byte")

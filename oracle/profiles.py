@@ -245,6 +245,26 @@ class Profile:
     without long vectors, cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341; unbounded on CUDA, where the 128-bit load
     width binds first). It sets a Native kernel's vector width (``oracle.support.native_vector_width``), which the
     block's last extent must be a multiple of and whose elements share one scale read."""
+    read_failure: str = _one_of(c.READ_FAILURE, "panics_in_bytes")
+    """How a launch that failed to compile surfaces when its output is read (``support.deferred_panic``)."""
+    stores_packed_axis_innermost: bool = _flag()
+    """burn-cubecl 0.22.1 stores a tensor packed along an outer axis with that axis swapped innermost
+    (``ops/qtensor.rs:70-121``): its packed-words check reads that axis, and a packed dim beyond the rank fails the
+    swap (``cubecl.packed_axis_swap``); before, the check read the last dim whatever the packed dim."""
+    reshape_refuses_spread_block: bool = _flag()
+    """burn-cubecl 0.22.1's ``q_reshape`` also refuses to spread a lone 1-D block over several rows
+    (``ops/base.rs:419-423``); 0.22.0-pre.3 kept its one scale at the old rank."""
+    empty_scales_uninitialized: bool = _flag()
+    """No kernel runs for an empty tensor, and burn 0.22.1's scale storage is then fresh memory, not the given
+    scales' bytes (measured on SPIR-V: a per-tensor F32 scale 1.0 read back as 0.0 in a fresh process, 0.1875 after
+    other requests; found by fuzzing): undefined wherever the tensor has a block to hold a scale."""
+    reshape_dims_panic: str = _panic_code("ndarray.reshape_dims")
+    dims_limit_on_reduce: bool = _flag()
+    """Where that limit is met: ndarray's reshape itself panics; burn-cubecl 0.22.1 reshapes to any rank and panics
+    in the first reduction (``reduce_blocks`` skips an axis whose block extent is 1, burn-backend-0.22.1
+    ``src/quantization/scheme.rs:34-40``), so a block of 1s calibrates (found by fuzzing)."""
+    """The panic of a tensor of more than ``max_reshape_dims`` dims (ndarray: its own limit; burn-cubecl 0.22.1:
+    cubecl's tiling metadata holds at most 8)."""
     gemm_crashes: bool = _flag()
     """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
@@ -404,8 +424,48 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
 )
 
+# burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
+# 0.22.0-pre.3 profile: what the release changed (kernels, burn-cubecl, cubecl's runtime), nothing lavapipe decides.
+_GPU_0_22_1 = dict(
+    ue8m0=True,  # cubecl-std-0.11.3 src/quant/round.rs:25, :35-47: the kernel rounds UE8M0 scales up to a power of 2
+    float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
+    read_failure="returns_unwritten",  # cubecl-runtime-0.11.3 src/server/base.rs:466-513
+    stores_packed_axis_innermost=True,  # burn-cubecl-0.22.1 src/ops/qtensor.rs:70-121
+    from_data_checks=("cubecl.packed_dim_rank", "cubecl.storage"),  # the outer-axis swap comes first
+    reshape_refuses_spread_block=True,  # burn-cubecl-0.22.1 src/ops/base.rs:419-423
+    max_reshape_dims=8,  # cubecl-zspace-0.11.3 src/tiling.rs:28 MAX_LOGICAL_DIMS
+    reshape_dims_panic="cubecl.tiling_rank",
+    dims_limit_on_reduce=True,
+    empty_keeps_given_bytes=False,
+    empty_scales_uninitialized=True,  # measured through SPIR-V; WGSL shares the allocation path (not seen there)
+)
+
+_WGPU_0_22_1 = _WGPU.with_(
+    name="burn-0.22.1/wgpu",
+    description="burn-wgpu 0.22.1, WGSL on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 encoded as "
+                "minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales have a round-up "
+                "rule (and, like UE4M3, no scalar fp8 in WGSL)",
+    quantize_checks=("cubecl.packed_dim_rank", "cubecl.storage", "cubecl.scale_bindings", "cubecl.native_i8",
+                     "cubecl.mode", "cubecl.block_divisibility", "wgsl.fp8_scales"),
+    status="suite_passing",  # 643 of 669 passed, 26 n/a, 0 diverging (2026-11-30, --strict-messages); fuzz: 0 of 3,000
+    **_GPU_0_22_1,
+)
+
+_VULKAN_0_22_1 = _VULKAN.with_(
+    name="burn-0.22.1/vulkan",
+    description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
+                "encoded as minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales; E2M1 "
+                "PackedNative refused by the launcher on every device (ties to even as Mesa rounds them)",
+    quantize_checks=("cubecl.packed_dim_rank", "cubecl.storage", "cubecl.scale_bindings", "cubecl.packed_native",
+                     "cubecl.mode", "cubecl.block_divisibility"),
+    dequantize_checks=("cubecl.packed_native",),
+    status="suite_passing",  # 629 of 669 passed, 40 n/a, 0 diverging (2026-11-30, --strict-messages); fuzz: 0 of 3,000
+    **_GPU_0_22_1,
+)
+
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
-                                                     _FLEX_0_22_1, _FLEX_0_23_0_PRE_1)}
+                                                     _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
+                                                     _VULKAN_0_22_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 

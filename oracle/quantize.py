@@ -28,7 +28,7 @@ from .calibration import compute_range
 from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
 from .codec import encode_scales
 from .encode import encode
-from .errors import UndefinedBehaviour, panic
+from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
@@ -49,7 +49,11 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     if checked:
         tensor_checks(scheme, global_scale)
         scales = np.asarray(scales).ravel()  # through Tensor::quantize the scales are a flat tensor (docs/ops.md)
-    return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+    try:
+        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+    except BurnPanic as p:
+        raise returned_by_backend_read(p) from None
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profile = DEFAULT_PROFILE,
@@ -286,6 +290,8 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if no_kernel and needed and unfilled:
         raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
                                  "the rest of the buffer is whatever memory it reused")
+    if profile.empty_scales_uninitialized and x.size == 0 and needed:
+        raise UndefinedBehaviour("no kernel runs for an empty tensor, and its scale storage is fresh memory")
     return _held(stored, scheme, profile), glob, layout
 
 
@@ -351,9 +357,9 @@ def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndar
 def kernel_round_up(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
     """The kernel rounds each given scale up onto its dtype's grid itself (``write_scale``, cubek-quant
     ``quantize.rs:89-108``): the host rule, but a NaN takes the bit trick (``rounding.round_up``)."""
-    if dtype is ScaleDtype.UE8M0 or dtype is ScaleDtype.F32:
+    if dtype is ScaleDtype.F32 or (dtype is ScaleDtype.UE8M0 and not profile.ue8m0):
         return stored_scales(scales, dtype, profile)
-    return round_up(scales, dtype, in_kernel=True)
+    return round_up(scales, dtype, ue8m0=profile.ue8m0, in_kernel=True)
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):

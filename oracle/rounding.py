@@ -97,7 +97,7 @@ def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False, in_k
     if dtype is ScaleDtype.UE8M0:
         if not ue8m0:
             raise ValueError("UE8M0 has no round-up rule in this release")
-        return _round_up_ue8m0(s)
+        return _round_up_ue8m0(s, in_kernel)
     grid = dtype.grid
     step = np.uint32(grid.bit_step)
     stepped = ((_bits(s) + (step - np.uint32(1))) & ~(step - np.uint32(1))).view(np.float32)
@@ -117,11 +117,18 @@ _UE8M0_MIN = np.float32(2.0**-127)
 _UE8M0_MAX = np.float32(2.0**127)
 
 
-def _round_up_ue8m0(s: np.ndarray) -> np.ndarray:
-    """Next power of two not below the scale; ``<= 2^-127`` → 2^-127, ``>= 2^127`` → 2^127, NaN → NaN (§11)."""
+def _round_up_ue8m0(s: np.ndarray, in_kernel: bool = False) -> np.ndarray:
+    """Next power of two not below the scale; ``<= 2^-127`` → 2^-127, ``>= 2^127`` → 2^127, NaN → NaN (§11).
+
+    ``in_kernel``: burn 0.22.1's kernel rule (``step_up_to_power_of_two``, cubecl-std-0.11.3
+    ``src/quant/round.rs:35-47``) has no NaN test either: a NaN takes the bit trick, whose u32 add wraps to a
+    zero, and the UE8M0 storage cast (``f32_to_ue8m0_bits``, cubecl-core-0.11.3 ``minifloat.rs:175-201``)
+    saturates that zero to code 0, 2^-127."""
     with np.errstate(over="ignore"):
         up = ((_bits(s).astype(np.uint64) + 0x7FFFFF) & 0xFF800000).astype(np.uint32).view(np.float32)
     out = np.where(s <= _UE8M0_MIN, _UE8M0_MIN, np.where(s >= _UE8M0_MAX, _UE8M0_MAX, up))
+    if in_kernel:
+        return np.where(out <= _UE8M0_MIN, _UE8M0_MIN, out).astype(np.float32, copy=False)
     return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .choices import QUANTIZE_CHECK
+from .choices import QUANTIZE_CHECK, READ_FAILURE
 from .errors import panic
 from .profiles import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
@@ -26,9 +26,11 @@ def _ndarray_matrix(scheme: QuantScheme, shape: tuple[int, ...], profile: Profil
 
 
 def _cubecl_storage(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
-    """``new_quantized``: packed words must tile the last dim; native storage holds whole bytes (§7.6)."""
+    """``new_quantized``: packed words must tile the last dim (from burn 0.22.1 the packed axis, which it stores
+    innermost: ``stores_packed_axis_innermost``); native storage holds whole bytes (§7.6)."""
     kind = scheme.store.kind
-    if kind == "PackedU32" and shape and shape[-1] % scheme.num_quants() != 0:
+    packed = len(shape) - 1 - (scheme.store.dim if profile.stores_packed_axis_innermost else 0)
+    if kind == "PackedU32" and shape and shape[packed] % scheme.num_quants() != 0:
         raise panic("cubecl.packed_last_dim")
     if kind == "Native" and scheme.value.name not in ("Q8F", "Q8S", "E4M3", "E5M2"):
         raise panic("cubecl.native_sub_byte")
@@ -100,6 +102,14 @@ def _cubecl_native_store(scheme: QuantScheme, shape: tuple[int, ...], profile: P
         raise panic("cubecl.unsupported_scheme", scheme=scheme.debug())
 
 
+def _cubecl_packed_native(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
+    """From cubek-quant 0.3.1 the launchers route only Native Q8/fp8 to the native kernels: a PackedNative store
+    (E2M1, the only value it holds) falls to the arm that refuses it on every device, before the i8 question is
+    asked (``quantize.rs:343-349``, ``dequantize.rs:275-281``)."""
+    if scheme.store.kind == "PackedNative":
+        raise panic("cubecl.native_value", value=scheme.value.name)
+
+
 def _cubecl_scale_bindings(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
     """``check_scale_bindings`` (``cubek-quant-0.3.0-pre.3/src/quantize.rs:218``), before the round-up rule."""
     if bindings != scheme.num_levels():
@@ -114,11 +124,12 @@ def _cubecl_native_i8(scheme: QuantScheme, shape: tuple[int, ...], profile: Prof
 
 
 def _wgsl_fp8_scales(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
-    """cubecl-wgpu packs fp8 four lanes to a u32 and has no scalar fp8, which a UE4M3 scale is: the quantize and
-    the dequantize kernels fail to compile, and the read-back reports it (measured on every shape tried; no kernel
-    runs for an empty tensor)."""
-    if scheme.scale_dtype() is ScaleDtype.UE4M3 and math.prod(shape) > 0:
-        raise panic("wgsl.fp8_scalar")
+    """cubecl-wgpu packs fp8 four lanes to a u32 and has no scalar fp8, which a UE4M3 scale is (and a UE8M0 one,
+    once the release has its round-up rule: burn 0.22.1): the quantize and the dequantize kernels fail to compile,
+    and the read-back reports it (measured on every shape tried; no kernel runs for an empty tensor)."""
+    fp8 = (ScaleDtype.UE4M3, ScaleDtype.UE8M0) if profile.ue8m0 else (ScaleDtype.UE4M3,)
+    if scheme.scale_dtype() in fp8 and math.prod(shape) > 0:
+        raise deferred_panic("wgsl.fp8_scalar", profile)
 
 
 def _cubecl_packed_dim_rank(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, bindings: int) -> None:
@@ -126,7 +137,21 @@ def _cubecl_packed_dim_rank(scheme: QuantScheme, shape: tuple[int, ...], profile
     (measured on burn-wgpu: ``index out of bounds: the len is 1 but the index is 18446744073709551615``)."""
     store, rank = scheme.store, max(len(shape), 1)
     if store.kind != "Native" and store.dim >= rank:
+        if profile.stores_packed_axis_innermost:
+            raise panic("cubecl.packed_axis_swap", dim=(rank - 1 - store.dim) % 2**64, rank=rank)
         raise panic("scale.index_out_of_bounds", len=rank, index=(rank - 1 - store.dim) % 2**64)
+
+
+# A launch that fails to compile surfaces at read-back, worded by the release's runtime (``Profile.read_failure``).
+_DEFERRED = READ_FAILURE.steps({
+    "panics_in_bytes": {"wgsl.fp8_scalar": "wgsl.fp8_scalar", "wgsl.matmul_i8": "wgsl.matmul_i8"},
+    "returns_unwritten": {"wgsl.fp8_scalar": "wgsl.fp8_scalar_unwritten", "wgsl.matmul_i8": "wgsl.matmul_i8_unwritten"},
+})
+
+
+def deferred_panic(root: str, profile: Profile, **fields):
+    """The panic a user meets when reading the output of a launch that failed for ``root`` (a compile error)."""
+    return panic(_DEFERRED[profile.read_failure][root], **fields)
 
 
 CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
@@ -138,6 +163,7 @@ CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
     "cubecl.packed_dim_rank": _cubecl_packed_dim_rank,
     "cubecl.round_up_rule": _cubecl_round_up_rule,
     "cubecl.native_store": _cubecl_native_store,
+    "cubecl.packed_native": _cubecl_packed_native,
     "cubecl.mode": _cubecl_mode,
     "cubecl.block_divisibility": _cubecl_block_divisibility,
 })

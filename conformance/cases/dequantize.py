@@ -93,5 +93,18 @@ def cases():
             reason="an E2M1 code is read from the low nibble of its byte (quant_codes.rs:54-55, burn's test: 0xF1 "
                    "is 0.5): 0x0D = -3, 0x0F = -6"),
     ]
+    # burn 0.22.1's GPU packed dequantize decodes a minifloat field by value (cubek-quant-0.3.1 dequantize.rs:123-131,
+    # measured on lavapipe); 0.22.0-pre.3's sign-extended every field into an integer.
+    out += [
+        _dq("dequantize/e4m3-packed/tensor/minifloat-values", scheme("E4M3", store=("PackedU32", 0)),
+            u8(0x7E, 0x2A, 0x08, 0x01, 0xC4, 0x80, 0x44, 0x00).view(np.int8), f32([2.0]), spec=("§6", "§11"),
+            reason="E4M3 fields of PackedU32 words: burn 0.22.1's GPU decodes them by value (0x7E = 448, 0x2A = "
+                   "0.3125, 0x08 = 2^-6, 0x01 = 2^-9, 0xC4 = -3, 0x80 = -0), times the scale 2; 0.22.0-pre.3's GPU "
+                   "read the integers 126, 42, 8, 1, -60, -128"),
+        _dq("dequantize/e5m2-packed/tensor/minifloat-values", scheme("E5M2", store=("PackedU32", 0)),
+            u8(0x7B, 0x3C, 0x01, 0x7C, 0xFC, 0x42, 0x80, 0x00).view(np.int8), f32([1.0]), spec=("§6", "§11"),
+            reason="E5M2 fields of PackedU32 words by value on burn 0.22.1's GPU: 0x7B = 57344, 0x3C = 1, 0x01 = "
+                   "2^-16, 0x7C = +inf, 0xFC = -inf, 0x42 = 3"),
+    ]
     return out
 

@@ -12,7 +12,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu()
+    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1()
 
 
 def _mutant_escapes():
@@ -242,6 +242,28 @@ def _real_wgpu():
             [{"op": "gather", "dim": 0, "indices": [0], "shape": [1]}], [0] * 8, [1.0], spec=("§7.4", "§9.1"),
             reason="seed 1130 case 25164: the 4-bit codes' oversized upload panics only when wgpu flushes the "
                    "queued copy; the gather's requantization refuses the [1] tensor's block [8] on the host first"),
+    ]
+
+
+def _real_gpu_0_22_1():
+    """Found by fuzzing burn 0.22.1's WGSL binary (lavapipe; seed 20261130) against burn-0.22.1/wgpu."""
+    ones = scheme("Q8S", block=[1, 1, 1, 1, 1])
+    return [
+        case("compute_range/fuzz/rank-5-block-of-ones", "compute_range", {"scheme": ones, "calibration": "minmax"},
+             {"x": f32(np.full((1, 1, 1, 1, 2), 0.5))}, spec=("§2",),
+             reason="a block of 1s on a rank-5 tensor: reduce_blocks reshapes to 10 dims, which burn-cubecl 0.22.1 "
+                    "holds, and reduces no axis (each block extent is 1), so min = max = x; cubecl's 8-dim limit "
+                    "panics only in a reduction (burn-backend-0.22.1 quantization/scheme.rs:34-40)"),
+        case("quantize/fuzz/empty-tensor-scale-uninitialized", "quantize", {"scheme": scheme("Q8S"), "api": "tensor"},
+             {"x": f32(np.zeros((0,))), "scales": f32([1.0])}, spec=("§5.4",),
+             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 695): no kernel runs for an "
+                    "empty tensor and the per-tensor scale it keeps is fresh memory (0.0 in a fresh process, 0.1875 "
+                    "after other requests), undefined; 0.22.0-pre.3 kept the given bytes (1.0)"),
+        _ql("qlayout/fuzz/same-shape-reshape-nd-block", scheme("Q8S", block=[2, 2]), [{"op": "reshape", "shape": [2]}],
+            [-127, -127], [1.0], spec=("§9.3",),
+            reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "
+                   "own shape still meets q_reshape's N-D block check (`Reshape of ND block-quantized tensor "
+                   "is not yet supported.`), on 0.22.0-pre.3 too (the oracle let a same-shape reshape through)"),
     ]
 
 

@@ -243,19 +243,25 @@ def cases():
 NAN_FULL_PAYLOAD = np.array([0x7FFFFFFF], np.uint32).view(np.float32)[0]
 
 
+# UE8M0 has a kernel round-up from burn 0.22.1 (cubecl-std-0.11.3 src/quant/round.rs:35-47), and its storage cast
+# saturates the wrapped -0.0 at the bottom code (cubecl-core-0.11.3 post_processing/minifloat.rs:175-201).
+UE8M0_NAN = {"UE8M0": "; burn 0.22.1's UE8M0 storage then saturates the -0.0 to code 0, 2^-127"}
+
+
 def _gpu_kernel_cases() -> list:
     """Inputs where burn-cubecl's kernels (cubek-quant) part from the CPU backends, found by reading them and
     settled on lavapipe (docs/findings.md, "GPU kernels")."""
     out = []
     # The device round-up has no NaN test: a full-payload NaN plus the round-up bias wraps to 0x8000xxxx, and the
     # truncation mask leaves -0.0 (cubecl-std quant/round.rs round_up_on_grid); the host rule returns the NaN.
-    for dtype in ("F16", "BF16", "UE4M3"):
+    for dtype in ("F16", "BF16", "UE4M3", "UE8M0"):
         st = Setup("block", store=("PackedU32", 0), block_dtype=dtype,
                    scales=[NAN_FULL_PAYLOAD, 0.25, 0.5, 0.125])
         out.append(_q(f"quantize/q8s-packed/block/nan-payload-scale-{dtype.lower()}", st, st.x_from(ties("Q8S", 0)),
                       api="backend", spec=("§4.1", "§5.4"),
                       reason=f"a NaN {dtype} scale with payload 0x7FFFFFFF: the host round-up keeps the NaN, the GPU "
-                             "kernel's integer add wraps it to -0.0 (x / -0.0 = -inf/+inf clamp to a/b)"))
+                             "kernel's integer add wraps it to -0.0 (x / -0.0 = -inf/+inf clamp to a/b)"
+                             + UE8M0_NAN.get(dtype, "")))
     # Two rules broken at once (a global for a one-level scheme, UE8M0 scales in 0.22.0-pre.3): the kernel launch
     # counts the scale bindings before it asks the scale dtype for a round-up rule.
     st = Setup("block", block_dtype="UE8M0")
