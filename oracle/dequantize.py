@@ -40,6 +40,8 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
         stages.effective_scales = effective
     values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
     words = prof.packed_words_row_major and qtensor.scheme.store.kind == "PackedU32" and codes.size
+    if _reads_memory_order(qtensor, prof):
+        values = _memory_order(values, qtensor)
     if words and _whole_words(qtensor):
         values, per_element = _packed_words(values, layout.spread(effective), qtensor)
     else:
@@ -166,6 +168,19 @@ def _whole_words(qt: QTensor) -> bool:
     axes = qt.memory_axes if qt.memory_axes is not None else range(qt.codes.ndim)
     last = qt.codes.shape[list(axes).index(qt.codes.ndim - 1)] if qt.codes.ndim else 0
     return qt.codes.ndim > 0 and 0 <= qt.codes.ndim - 1 - qt.scheme.store.dim and last % qt.scheme.num_quants() == 0
+
+
+def _reads_memory_order(qt: QTensor, profile: Profile) -> bool:
+    """``packed_outer_reads_memory_order``: a PackedU32 tensor whose packed axis is no longer innermost in memory."""
+    store, rank = qt.scheme.store, qt.codes.ndim
+    if not (profile.packed_outer_reads_memory_order and store.kind == "PackedU32" and qt.memory_axes is not None):
+        return False
+    return 0 <= rank - 1 - store.dim < rank and qt.memory_axes[rank - 1 - store.dim] != rank - 1
+
+
+def _memory_order(values: np.ndarray, qt: QTensor) -> np.ndarray:
+    """The values in the order the device's memory holds them, laid out row-major in the tensor's (permuted) shape."""
+    return values.transpose(np.argsort(qt.memory_axes)).reshape(values.shape)
 
 
 def _packed_words(values: np.ndarray, spread: np.ndarray, qt: QTensor) -> tuple[np.ndarray, np.ndarray]:

@@ -395,11 +395,9 @@ def _check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
         return
     fp8 = qt.scheme.value.is_float and qt.scheme.value.size_bits == 8
     if fp8 and qt.scheme.store.kind in ("Native", "PackedU32"):
-        raise panic("wgsl.fp8_scalar")
+        raise deferred_panic("wgsl.fp8_scalar", profile)
     if qt.scheme.store.kind != "Native":
         return
-    if qt.scheme.value.is_float:
-        raise deferred_panic("wgsl.fp8_scalar", profile)
     # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
     # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
     f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
@@ -437,7 +435,7 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     current, new = list(qt.codes.shape), list(shape)
     n_new = max(len(new) - len(current), 0)
     unsqueeze = n_new > 0 and new[n_new:] == current
-    values = _values_reshape(qt, new)
+    values = _values_reshape(qt, new, profile)
     if len(size.dims) > 1 and values == "contiguous" and not unsqueeze:  # the same shape included (measured)
         raise panic("cubecl.reshape_nd_block")
     if len(size.dims) > 1 and values == "split":
@@ -454,7 +452,7 @@ def _check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
             raise panic("cubecl.reshape_recompute_block")
 
 
-def _values_reshape(qt: QTensor, new: list[int]) -> str:
+def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
     """burn-std's ``reshape_analysis`` of the stored values (``tensor/mod.rs:216-275``) as ``q_reshape`` runs it: on
     the words view (the packed dim divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last
     dim divided at load, permuted since: ``memory_axes``), towards the new shape's words. ``contiguous`` and the
@@ -474,7 +472,8 @@ def _values_reshape(qt: QTensor, new: list[int]) -> str:
         out[len(out) - 1 - store.dim] = -(-out[len(out) - 1 - store.dim] // n)
         return out
     old, target = words(qt.codes.shape), words(new)
-    if all(e == st for e, st in zip(_row_major(old), strides)):
+    unit_free = profile.contiguity_ignores_unit_dims  # a size-1 dim's stride is never applied
+    if all(e == st or (unit_free and d == 1) for e, st, d in zip(_row_major(old), strides, old)):
         return "contiguous"
     if len(target) < len(old):
         return "recompute"

@@ -201,6 +201,17 @@ class Profile:
     or quantized with, whatever the packed dim, and its dequantize reads the words through the strides of a view
     that divides the packed dim (``oracle.dequantize._packed_words``): a packed dim other than the innermost moves
     values and scales (measured on lavapipe; the same host code on CUDA)."""
+    packed_outer_reads_memory_order: bool = _flag()
+    """burn-cubecl 0.22.1 dequantizes a PackedU32 tensor whose packed axis a permute took away from memory's
+    innermost axis as if its memory were contiguous in the permuted shape: the values in memory order, laid out row-major, each with the scale of
+    the block it lands in (measured on both lavapipe builds, ``qlayout/fuzz/packed-outer-dim-transposed``: a
+    transposed ``[8, 4]`` reads back as the original rows two by two; a fit to what was measured, not yet located
+    in the source)."""
+    contiguity_ignores_unit_dims: bool = _flag()
+    """burn-std's ``is_contiguous``, which ``reshape_analysis`` (and so ``q_reshape``'s checks) starts from, skips
+    dims of size one from 0.22.1 (``burn-std-0.22.1/src/tensor/mod.rs:36-56``: a size-1 dim's stride is never
+    applied); 0.22.0-pre.3 compares every stride (``tensor/mod.rs:30-42``), so a transposed tensor with a unit dim
+    reads as strided there and as contiguous here."""
     writes_packed_words: bool = _flag()
     """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
     the CPU backends write one i8 per value."""
@@ -431,6 +442,9 @@ _GPU_0_22_1 = dict(
     float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
     read_failure="returns_unwritten",  # cubecl-runtime-0.11.3 src/server/base.rs:466-513
     stores_packed_axis_innermost=True,  # burn-cubecl-0.22.1 src/ops/qtensor.rs:70-121
+    packed_words_row_major=False,  # stored with the packed axis innermost, the words are read as meant (measured)
+    contiguity_ignores_unit_dims=True,  # burn-std-0.22.1 src/tensor/mod.rs:36-56
+    packed_outer_reads_memory_order=True,  # measured (fitted), not located
     from_data_checks=("cubecl.packed_dim_rank", "cubecl.storage"),  # the outer-axis swap comes first
     reshape_refuses_spread_block=True,  # burn-cubecl-0.22.1 src/ops/base.rs:419-423
     max_reshape_dims=8,  # cubecl-zspace-0.11.3 src/tiling.rs:28 MAX_LOGICAL_DIMS
