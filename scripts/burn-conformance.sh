@@ -4,7 +4,8 @@
 # Messages must match burn's exact panic text too (--strict-messages). Reports land in out/burn/<binary>.json.
 # Then each binary is fuzzed for a fixed budget against its own profile (docs/fuzzing.md): a fixed seed, printed,
 # so a failure reproduces; a divergence fails too, with its minimal case under out/burn/fuzz-<binary>/.
-# The GPU binary (burn-wgpu, WGSL) runs burn's real kernels on Mesa's lavapipe, installed first (a no-op when present).
+# The GPU binaries (burn-wgpu: WGSL and SPIR-V, 0.22.0-pre.3 and 0.22.1) run burn's real kernels on Mesa's lavapipe,
+# installed first (a no-op when present).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-lavapipe.sh
