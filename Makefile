@@ -41,8 +41,8 @@ recipe-check: setup
 rust-example: setup
 	bash scripts/rust-example.sh
 
-## Build the Rust harness on burn's crates (cargo target cached outside the checkout): the CPU builds and
-## burn-wgpu (WGSL) for 0.22.0-pre.3.
+## Build the Rust harness on burn's crates (cargo targets cached outside the checkout): the CPU builds of
+## 0.22.0-pre.3, 0.22.1 and 0.23.0-pre.1, and burn-wgpu's two shader routes (WGSL, SPIR-V) for 0.22.0-pre.3 and 0.22.1.
 burn:
 	bash adapters/burn/build.sh
 
@@ -53,8 +53,8 @@ burn-conformance: setup lavapipe burn
 lavapipe:
 	bash scripts/install-lavapipe.sh
 
-## burn's real GPU kernels on lavapipe, every GPU binary (WGSL and SPIR-V) against the profile given (default: the
-## one each claims). `test` runs the WGSL binary through burn-conformance. Reports in out/burn-gpu/.
+## burn's real GPU kernels on lavapipe, only the GPU binaries (WGSL and SPIR-V, both releases), against the profile
+## given (PROFILE=..., default: the one each claims). `test` runs them too, through burn-conformance. Reports in out/burn-gpu/.
 burn-gpu: setup lavapipe
 	bash scripts/burn-gpu.sh
 

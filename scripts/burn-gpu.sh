@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # burn's real GPU kernels under test on Mesa's lavapipe: builds the burn-wgpu harness binaries
-# (adapters/burn/build.sh gpu-pre3: WGSL and SPIR-V) and runs the whole golden suite through each, judged against
-# the profile each binary claims (burn-0.22.0-pre.3/wgpu, .../vulkan) or the one given, with exact messages.
+# (adapters/burn/build.sh gpu-pre3 gpu-0.22.1: WGSL and SPIR-V per release) and runs the whole golden suite through
+# each, judged against the profile each binary claims (burn-<release>/wgpu, .../vulkan) or the one given, with
+# exact messages. `make test` runs the same binaries through scripts/burn-conformance.sh (suite and fuzzing).
 # Reports land in out/burn-gpu/<binary>.json. Exit status 1 when any vector diverges.
 #
-#   scripts/burn-gpu.sh                                  # gpu-pre3, each binary against its own profile
+#   scripts/burn-gpu.sh                                  # gpu-pre3 gpu-0.22.1, each against its own profile
 #   PROFILE=burn-0.22.0-pre.3/cubecl scripts/burn-gpu.sh gpu-pre3   # against the modelled CUDA profile
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-lavapipe.sh
-[ "$#" -gt 0 ] || set -- gpu-pre3
+[ "$#" -gt 0 ] || set -- gpu-pre3 gpu-0.22.1
 profile="${PROFILE:-}"
 mkdir -p out/burn-gpu
 mapfile -t binaries < <(bash adapters/burn/build.sh "$@")

@@ -2,12 +2,11 @@
 # Builds burn harness binaries in release mode and prints their paths, one per line, on stdout
 # (cargo's own output goes to stderr).
 #
-#   adapters/burn/build.sh                # what CI runs: pre3 0.22.1 0.23.0-pre.1 wgpu-pre3
+#   adapters/burn/build.sh                # what CI runs: pre3 0.22.1 0.23.0-pre.1 gpu-pre3 gpu-0.22.1
 #   adapters/burn/build.sh pre3           # burn 0.22.0-pre.3 on the CPU (ndarray, flex)
 #   adapters/burn/build.sh 0.22.1         # burn 0.22.1 on the CPU (ndarray, flex)
 #   adapters/burn/build.sh 0.23.0-pre.1   # burn 0.23.0-pre.1 on the CPU (flex; burn-ndarray stops at 0.22.1)
 #   adapters/burn/build.sh gpu-pre3       # burn 0.22.0-pre.3 on burn-wgpu: WGSL (wgpu) and SPIR-V (vulkan)
-#   adapters/burn/build.sh wgpu-pre3      # burn 0.22.0-pre.3 on burn-wgpu, WGSL only (run on lavapipe in CI)
 #   adapters/burn/build.sh gpu-0.22.1     # burn 0.22.1 on burn-wgpu: WGSL (wgpu) and SPIR-V (vulkan)
 #   adapters/burn/build.sh cuda-pre3      # burn 0.22.0-pre.3 on burn-cuda (NVIDIA + CUDA toolkit; never in CI)
 #   adapters/burn/build.sh cuda-0.22.1    # burn 0.22.1 on burn-cuda
@@ -16,8 +15,9 @@
 # - the sources are built from a copy in src/ that is synced by content (scripts/sync_tree.py): a file whose bytes
 #   did not change keeps its old mtime, so cargo does not rebuild the harness just because the clone is new or
 #   lives at another path;
-# - each workspace has its own target dir (no two builds wait on one directory lock): cargo-target for the 0.22 CPU
-#   workspaces (which share their non-burn crates), cargo-target-0_23_0_pre_1, cargo-target-gpu-<release>.
+# - target dirs: cargo-target for the 0.22 CPU workspaces (which share their non-burn crates),
+#   cargo-target-0_23_0_pre_1, and cargo-target-gpu for every GPU build (both releases' GPU graphs share wgpu,
+#   naga and the other third-party crates; the manifests line up their features so nothing else is rebuilt).
 # $CARGO_TARGET_DIR, if set, is used for every workspace. Needs only cargo (rustup) and crates.io; --locked keeps
 # the committed Cargo.lock files authoritative.
 set -euo pipefail
@@ -34,7 +34,7 @@ python3 "$here/../../scripts/sync_tree.py" "$here/.." "$cache/src/adapters" >&2
 src="$cache/src/adapters/burn"
 
 if [ "$#" -eq 0 ]; then
-    set -- pre3 0.22.1 0.23.0-pre.1 wgpu-pre3
+    set -- pre3 0.22.1 0.23.0-pre.1 gpu-pre3 gpu-0.22.1
 fi
 
 paths=()
@@ -69,23 +69,21 @@ for release in "$@"; do
                 qconform-burn-0_23_0_pre_1-flex ;;
         # One cargo build per GPU runtime: the WGSL build must not see the `vulkan` feature (it changes
         # the device properties cubecl registers, docs/burn-harness.md "GPU route"); both share the
-        # workspace's target dir, so the second rebuilds only the crates the feature reaches.
+        # target dir, so the second rebuilds only the crates whose features differ (cubecl, cubek, burn).
         gpu-pre3 | gpu-0.22.0-pre.3)
             for route in wgpu vulkan; do
-                build cargo-target-gpu-pre3 gpu-pre3/Cargo.toml "$route" "qconform-burn-pre3-$route"
+                build cargo-target-gpu gpu-pre3/Cargo.toml "$route" "qconform-burn-pre3-$route"
             done ;;
-        wgpu-pre3 | wgpu-0.22.0-pre.3)
-            build cargo-target-gpu-pre3 gpu-pre3/Cargo.toml wgpu qconform-burn-pre3-wgpu ;;
         gpu-0.22.1 | gpu-0_22_1)
             for route in wgpu vulkan; do
-                build cargo-target-gpu-0_22_1 gpu-0_22_1/Cargo.toml "$route" "qconform-burn-0_22_1-$route"
+                build cargo-target-gpu gpu-0_22_1/Cargo.toml "$route" "qconform-burn-0_22_1-$route"
             done ;;
         cuda-pre3 | cuda-0.22.0-pre.3)
-            build cargo-target-gpu-pre3 gpu-pre3/Cargo.toml cuda qconform-burn-pre3-cuda ;;
+            build cargo-target-gpu gpu-pre3/Cargo.toml cuda qconform-burn-pre3-cuda ;;
         cuda-0.22.1 | cuda-0_22_1)
-            build cargo-target-gpu-0_22_1 gpu-0_22_1/Cargo.toml cuda qconform-burn-0_22_1-cuda ;;
+            build cargo-target-gpu gpu-0_22_1/Cargo.toml cuda qconform-burn-0_22_1-cuda ;;
         *)
-            echo "build.sh: unknown build '$release' (pre3 | 0.22.1 | 0.23.0-pre.1 | gpu-pre3 | wgpu-pre3 | gpu-0.22.1 | cuda-pre3 | cuda-0.22.1)" >&2
+            echo "build.sh: unknown build '$release' (pre3 | 0.22.1 | 0.23.0-pre.1 | gpu-pre3 | gpu-0.22.1 | cuda-pre3 | cuda-0.22.1)" >&2
             exit 2 ;;
     esac
 done

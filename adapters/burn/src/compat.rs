@@ -77,3 +77,30 @@ pub fn pack_u32(codes: Vec<i8>, value: QuantValue) -> Result<Vec<u32>, String> {
     let words = &bytes[..bytes.len() - 4];
     Ok(words.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
 }
+
+/// The graphics API a burn-wgpu binary asks for (`Device::wgpu` leaves it to the runtime, `Device::vulkan` pins
+/// Vulkan). Up to 0.22.0-pre.3 the backend *type* chose the compiler and the device was only an adapter; from
+/// 0.22.1 the backend is one type and the device carries the API, so the two requests differ only there.
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+#[derive(Clone, Copy)]
+pub enum WgpuApi {
+    Auto,
+    Vulkan,
+}
+
+/// burn-wgpu's default adapter as the backend's own device type, the same device `burn_tensor::Device::wgpu` /
+/// `::vulkan(DeviceKind::DefaultDevice)` names (the harness speaks to burn through both).
+#[cfg(all(any(feature = "wgpu", feature = "vulkan"), not(feature = "release-0-22-1")))]
+pub fn wgpu_default_device(_api: WgpuApi) -> burn_wgpu::WgpuDevice {
+    burn_wgpu::WgpuDevice::DefaultDevice
+}
+
+#[cfg(all(any(feature = "wgpu", feature = "vulkan"), feature = "release-0-22-1"))]
+pub fn wgpu_default_device(api: WgpuApi) -> burn_cubecl::CubeDevice {
+    use burn_cubecl::cubecl::wgpu::{WgpuBackend, WgpuDevice, WgpuDeviceKind};
+    let backend = match api {
+        WgpuApi::Auto => WgpuBackend::Auto,
+        WgpuApi::Vulkan => WgpuBackend::Vulkan,
+    };
+    burn_cubecl::CubeDevice::Wgpu(WgpuDevice::new(WgpuDeviceKind::DefaultDevice).on(backend))
+}

@@ -1,7 +1,11 @@
 //! qconform harness on burn-wgpu's Vulkan backend, kernels compiled to SPIR-V (features: `vulkan`).
 
 use burn_tensor::DeviceKind;
-use burn_wgpu::{Vulkan, WgpuDevice};
+// 0.22.1 deprecates the `Vulkan` alias: it names the same backend as `Wgpu`, the device picks the API.
+#[cfg(not(feature = "release-0-22-1"))]
+use burn_wgpu::Vulkan;
+#[cfg(feature = "release-0-22-1")]
+use burn_wgpu::Wgpu as Vulkan;
 
 struct VulkanTarget;
 
@@ -14,8 +18,8 @@ impl qconform_burn::Target for VulkanTarget {
         burn_tensor::Device::vulkan(DeviceKind::DefaultDevice)
     }
 
-    fn backend_device() -> WgpuDevice {
-        WgpuDevice::DefaultDevice
+    fn backend_device() -> <Vulkan as burn_backend::BackendTypes>::Device {
+        qconform_burn::compat::wgpu_default_device(qconform_burn::compat::WgpuApi::Vulkan)
     }
 
     /// burn's own answer: lavapipe (Mesa 22.3) has no bf16 shader type, so `supports_dtype(BF16)` is

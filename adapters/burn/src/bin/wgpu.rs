@@ -3,7 +3,7 @@
 //! e.g. Mesa's lavapipe); see docs/burn-harness.md, "GPU route".
 
 use burn_tensor::DeviceKind;
-use burn_wgpu::{Wgpu, WgpuDevice};
+use burn_wgpu::Wgpu;
 
 struct WgpuTarget;
 
@@ -16,8 +16,8 @@ impl qconform_burn::Target for WgpuTarget {
         burn_tensor::Device::wgpu(DeviceKind::DefaultDevice)
     }
 
-    fn backend_device() -> WgpuDevice {
-        WgpuDevice::DefaultDevice
+    fn backend_device() -> <Wgpu as burn_backend::BackendTypes>::Device {
+        qconform_burn::compat::wgpu_default_device(qconform_burn::compat::WgpuApi::Auto)
     }
 
     /// burn's own answer: WGSL has no bf16, so `supports_dtype(BF16)` is false, yet burn-wgpu
