@@ -477,9 +477,19 @@ _VULKAN_0_22_1 = _VULKAN.with_(
     **_GPU_0_22_1,
 )
 
+# The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe
+# decides). Not run anywhere: scripts/gpu-check.sh judges the 0.22.1 burn-cuda binary against it on an NVIDIA GPU.
+_CUBECL_0_22_1 = _CUBECL.with_(
+    name="burn-0.22.1/cubecl",
+    description="burn-cubecl 0.22.1's GPU kernels as CUDA runs them (modelled, not run: scripts/gpu-check.sh needs an "
+                "NVIDIA GPU): the 0.22.0-pre.3 CUDA model with the release's kernel changes measured on lavapipe "
+                "(minifloat codecs, PackedU32 fields decoded by value, UE8M0 scales, the packed axis stored innermost)",
+    **_GPU_0_22_1,
+)
+
 PROFILES: dict[str, Profile] = {p.name: p for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
                                                      _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
-                                                     _VULKAN_0_22_1)}
+                                                     _VULKAN_0_22_1, _CUBECL_0_22_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 

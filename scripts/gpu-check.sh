@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # burn's CUDA kernels under test, for a machine with an NVIDIA GPU and the CUDA toolkit (never run in CI:
 # CI has no GPU). Builds the burn-cuda harness binaries (adapters/burn/build.sh cuda-pre3 cuda-0.22.1) and runs
-# the whole golden suite through each, judged against the profile it claims (burn-<release>/cuda, "modelled,
+# the whole golden suite through each, judged against the profile it claims (burn-<release>/cubecl, "modelled,
 # not run" until this script passes somewhere), with exact messages. Reports land in out/gpu-check/.
 #
 #   scripts/gpu-check.sh              # both releases

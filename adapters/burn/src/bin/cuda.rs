@@ -8,7 +8,8 @@ struct CudaTarget;
 impl qconform_burn::Target for CudaTarget {
     type B = Cuda;
     const NAME: &'static str = "burn-cuda";
-    const BACKEND: &'static str = "cuda";
+    // The profile is named after burn-cubecl, whose kernels it models as CUDA runs them: burn-<release>/cubecl.
+    const BACKEND: &'static str = "cubecl";
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::cuda(0usize)
