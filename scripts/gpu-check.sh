@@ -7,6 +7,9 @@
 #   scripts/gpu-check.sh              # both releases
 #   scripts/gpu-check.sh cuda-pre3    # one
 #
+# The 0.22.1 build needs GitHub at build time: cubecl-cuda 0.11.3 depends on cubecl-llvm, whose build script
+# (tracel-llvm-bundler) downloads a prebuilt LLVM bundle; without that access cargo fails with its own message.
+#
 # Fails loudly (exit 1, a message on stderr) when there is no NVIDIA GPU or no CUDA toolkit: a skipped check
 # must never read as a passed one.
 set -euo pipefail

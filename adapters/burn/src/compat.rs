@@ -104,3 +104,14 @@ pub fn wgpu_default_device(api: WgpuApi) -> burn_cubecl::CubeDevice {
     };
     burn_cubecl::CubeDevice::Wgpu(WgpuDevice::new(WgpuDeviceKind::DefaultDevice).on(backend))
 }
+
+/// CUDA device `index` as the backend's own device type (0.22.1 wraps it in cubecl's `Device`, as for wgpu above).
+#[cfg(all(feature = "cuda", not(feature = "release-0-22-1")))]
+pub fn cuda_device(index: usize) -> burn_cuda::CudaDevice {
+    burn_cuda::CudaDevice { index }
+}
+
+#[cfg(all(feature = "cuda", feature = "release-0-22-1"))]
+pub fn cuda_device(index: usize) -> burn_cubecl::CubeDevice {
+    burn_cubecl::CubeDevice::Cuda(burn_cuda::CudaDevice { index })
+}

@@ -1,7 +1,7 @@
 //! qconform harness on burn-cuda (features: `cuda`): needs an NVIDIA GPU and the CUDA toolkit
 //! (scripts/gpu-check.sh); never built in CI.
 
-use burn_cuda::{Cuda, CudaDevice};
+use burn_cuda::Cuda;
 
 struct CudaTarget;
 
@@ -15,8 +15,8 @@ impl qconform_burn::Target for CudaTarget {
         burn_tensor::Device::cuda(0usize)
     }
 
-    fn backend_device() -> CudaDevice {
-        CudaDevice { index: 0 }
+    fn backend_device() -> <Cuda as burn_backend::BackendTypes>::Device {
+        qconform_burn::compat::cuda_device(0)
     }
 }
 
