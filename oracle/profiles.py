@@ -270,12 +270,12 @@ class Profile:
     scales' bytes (measured on SPIR-V: a per-tensor F32 scale 1.0 read back as 0.0 in a fresh process, 0.1875 after
     other requests; found by fuzzing): undefined wherever the tensor has a block to hold a scale."""
     reshape_dims_panic: str = _panic_code("ndarray.reshape_dims")
+    """The panic of a tensor of more than ``max_reshape_dims`` dims (ndarray: its own limit; burn-cubecl 0.22.1:
+    cubecl's tiling metadata holds at most 8)."""
     dims_limit_on_reduce: bool = _flag()
     """Where that limit is met: ndarray's reshape itself panics; burn-cubecl 0.22.1 reshapes to any rank and panics
     in the first reduction (``reduce_blocks`` skips an axis whose block extent is 1, burn-backend-0.22.1
     ``src/quantization/scheme.rs:34-40``), so a block of 1s calibrates (found by fuzzing)."""
-    """The panic of a tensor of more than ``max_reshape_dims`` dims (ndarray: its own limit; burn-cubecl 0.22.1:
-    cubecl's tiling metadata holds at most 8)."""
     gemm_crashes: bool = _flag()
     """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
