@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import oracle as o
+from burn_panics import raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.errors import panic
 from oracle.layout import run_steps
@@ -19,11 +20,6 @@ PRE3_WGPU, PRE3_VULKAN = "burn-0.22.0-pre.3/wgpu", "burn-0.22.0-pre.3/vulkan"
 Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
 PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
 
-
-def raises(code: str, message: str, fn, *args, **kwargs) -> None:
-    with pytest.raises(o.BurnPanic) as err:
-        fn(*args, **kwargs)
-    assert (err.value.code, err.value.message) == (code, message)
 
 
 def burn_raises(code: str, burn_text: str, fn, *args, **kwargs) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import oracle as o
+from burn_panics import raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.profiles import get_profile
 
@@ -17,11 +18,6 @@ FLEX = "burn-0.22.1/flex"
 Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
 PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
 
-
-def raises(code: str, message: str, fn, *args, **kwargs) -> None:
-    with pytest.raises(o.BurnPanic) as err:
-        fn(*args, **kwargs)
-    assert (err.value.code, err.value.message) == (code, message)
 
 
 def bits(a) -> list[int]:
