@@ -59,6 +59,15 @@ PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", 
 # Not forwarded by Dispatch (gather, repeat_dim, cat: the trait default), or dequantized by burn-tensor's bridge.
 _CPU_DEFAULTS = {"gather": "requantize", "repeat_dim": "requantize", "cat": "requantize", "expand": "float",
                  "mul_scalar": "float", "matmul": "float"}
+# burn-cubecl's routes as run on lavapipe (WGSL and SPIR-V alike): burn-cubecl's reshape limits (ops/base.rs:330-375)
+# and its scale-grid permute check are routes of their own; flip and the gathers as for CUDA.
+_LAVAPIPE = {
+    "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid_gpu", "move_grid_gpu"),
+    "swap_dims": ("move_grid_gpu", "move_grid_gpu"), "permute": ("move_grid_gpu", "move_grid_gpu"),
+    "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
+    "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+}
+
 # (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
 ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
     # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
@@ -83,22 +92,11 @@ ROUTES: dict[str, dict[str, tuple[str, str]]] = c.LAYOUT.steps({
         "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
         "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
     },
-    # burn-wgpu with WGSL, measured on lavapipe: the cubecl routes, with burn-cubecl's reshape limits
-    # (ops/base.rs:330-375) and a quantized matmul whose i8 input WGSL cannot declare.
-    "wgpu": {
-        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid_gpu", "move_grid_gpu"),
-        "swap_dims": ("move_grid_gpu", "move_grid_gpu"), "permute": ("move_grid_gpu", "move_grid_gpu"),
-        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
-        "select": ("requantize", "requantize"),
-        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()}, "matmul": ("float_i8", "float_i8"),
-    },
+    # burn-wgpu with WGSL, measured on lavapipe: the lavapipe routes below, and a quantized matmul whose i8 input
+    # WGSL cannot declare.
+    "wgpu": {**_LAVAPIPE, "matmul": ("float_i8", "float_i8")},
     # the same kernels as SPIR-V: the matmul compiles (Native i8 exists), but lavapipe crashes in it (gemm_crashes)
-    "vulkan": {
-        "reshape": ("move_reshape", "move_reshape"), "transpose": ("move_grid_gpu", "move_grid_gpu"),
-        "swap_dims": ("move_grid_gpu", "move_grid_gpu"), "permute": ("move_grid_gpu", "move_grid_gpu"),
-        "flip": ("cubecl.q_flip", "cubecl.q_flip"), "slice": ("requantize", "requantize"),
-        "select": ("requantize", "requantize"), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
-    },
+    "vulkan": _LAVAPIPE,
 })
 
 # The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
