@@ -126,8 +126,9 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
         if c.kind == "profile":
             continue
         if isinstance(answer, Result):
+            against = _other_outputs_wrong(answer, exp, wrong, contract, vector)
             for name, (want, got) in wrong.items():
-                found.test(name, c, answer.outputs.get(name), want, got)
+                found.test(name, c, answer.outputs.get(name), want, got, against=against)
         elif not wrong and matches and matches[-1] is c:
             found.whole(c)  # an error where burn answers (or the reverse): the alternative reproduces it
     rederived = hypotheses.rederive(vector, judged, outcome) if "codes" in wrong else None
@@ -168,6 +169,14 @@ def _wrong_outputs(verdict, outcome, exp) -> dict:
     return out
 
 
+def _other_outputs_wrong(answer, exp, wrong, contract, vector) -> int:
+    """How many elements of the outputs the backend got right an alternative gets wrong: an alternative that
+    explains the codes with scales the backend did not return is contradicted by them."""
+    right = Result({k: v for k, v in exp.outputs.items() if k not in wrong}, {})
+    mine = Result({k: answer.outputs[k] for k in right.outputs if k in answer.outputs}, {})
+    return sum(d.get("differing", 1) for d in compare.diff_results(right, mine, contract, vector))
+
+
 def _model(alt, rederived):
     try:
         with np.errstate(all="ignore"):
@@ -193,14 +202,15 @@ class _Explanations:
         self.found: dict = {}
         self.order = 0
 
-    def test(self, output, alt, predicted, want, got, given: bool = False) -> None:
+    def test(self, output, alt, predicted, want, got, given: bool = False, against: int = 0) -> None:
+        """``against``: elements of other outputs the alternative gets wrong where the backend is right."""
         self.order += 1
         if predicted is None or predicted.shape != got.shape:
             return
         bad = differences.differing(want, got)
         if not bad.any() or differences.differing(predicted[bad], got[bad]).any():
             return
-        contradicts = int(differences.differing(predicted[~bad], want[~bad]).sum())
+        contradicts = int(differences.differing(predicted[~bad], want[~bad]).sum()) + against
         key = (output, alt.deciding)
         mutant = alt.name.partition(" ")[2] if getattr(alt, "kind", "") == "mutant" else None
         if key in self.found:

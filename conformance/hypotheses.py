@@ -44,7 +44,8 @@ PHRASES = {
     ("clamp", "after_round"): "clamps after rounding", ("clamp", "before_round"): "clamps before rounding",
     ("clamp", "none"): "no clamp (codes wrap like an i8 cast)",
     ("clamp", "cast_then_clamp"): "casts to the minifloat without saturating, then clamps",
-    ("clamp", "via_int32"): "casts to int32 before clamping (an out-of-range x/s wraps)",
+    ("clamp", "via_int32"): "casts to int32 before clamping (an x/s outside i32 becomes i32::MIN, as a C cast "
+                            "on x86 gives)",
     ("zero_scale", "point_one"): "a zero scale divides as 0.1, as burn-ndarray does",
     ("zero_scale", "min_positive"): "a non-positive scale becomes the smallest positive one, as burn-flex does",
     ("zero_scale", "none"): "no zero-scale guard, as burn-cubecl's kernels do",
@@ -211,16 +212,15 @@ def _ties_toward_zero(r: Rederived):
 
 
 def _via_int32(r: Rederived):
-    """``clamp(i32(round(x / s)))``: an i32 cast that wraps (two's complement) and turns a non-finite value into
-    i32::MIN, as a C cast on x86 does, before the clamp to the value range."""
+    """``clamp(i32(round(x / s)))`` with a C cast on x86 (``cvttss2si``): a value outside i32, infinities
+    included, becomes i32::MIN, which the clamp then takes to the low end of the range."""
     if not _integer_codes(r):
         return None
     a, b = r.scheme.value.range()
     with np.errstate(invalid="ignore"):
         rounded = ROUNDERS[r.judged.tie](r.scaled).astype(np.float64)
-        ok = np.isfinite(rounded) & (np.abs(rounded) < 2.0**62)
-        wrapped = np.where(ok, rounded, 0).astype(np.int64).astype(np.int32).astype(np.float64)
-    wrapped[~ok] = -(2.0**31)
+        fits = np.isfinite(rounded) & (rounded >= -(2.0**31)) & (rounded < 2.0**31)
+    wrapped = np.where(fits, rounded, -(2.0**31))
     out = r.codes.copy()
     nan = np.isnan(r.scaled)
     out[~nan] = np.clip(wrapped[~nan], a, b).astype(np.int8)
@@ -296,11 +296,15 @@ def _grid_dtype(dtype: ScaleDtype):
 
 
 def _nearest(pre: np.ndarray, dtype: ScaleDtype):
+    """A plain cast onto the dtype (nearest, ties to even; past F16's range, infinity as a cast gives it). The
+    mutant scale-nearest, an override, saturates instead: both are "rounded to nearest"."""
     t = _grid_dtype(dtype)
     if t is None:
         return None
     with np.errstate(all="ignore"):
-        return np.clip(pre, -dtype.max_representable(), dtype.max_representable()).astype(t).astype(np.float32)
+        if dtype is ScaleDtype.UE4M3:  # the e4m3fn cast has no infinity: it saturates, as burn's codec does
+            pre = np.clip(pre, -dtype.max_representable(), dtype.max_representable())
+        return pre.astype(t).astype(np.float32)
 
 
 def _down(pre: np.ndarray, dtype: ScaleDtype):

@@ -18,7 +18,7 @@ from conformance.protocol import Result
 from oracle import QuantScheme, Stages, get_profile
 from oracle.blocks import layout_of
 from oracle.encode import encode
-from oracle.rounding import round_up
+from oracle.rounding import minifloat_codes, round_up
 
 Q = ("quantize", "quantize_dynamic")
 NEAREST = {"F16": np.float16, "BF16": ml_dtypes.bfloat16, "UE4M3": ml_dtypes.float8_e4m3fn}
@@ -118,7 +118,7 @@ def unrounded_codes(request, r, st, profile):
     else:
         scheme["tensor"] = None
     again = _requantize(request, pre, profile, scheme)
-    return _codes(r, again.outputs["codes"]) if isinstance(again, Result) else again
+    return _codes(r, again.outputs["codes"]) if isinstance(again, Result) else r
 
 
 def nearest_and_unrounded(request, r, st, profile):
@@ -213,6 +213,17 @@ def nan_code_ff(request, r, st, profile):
     return _codes(r, np.where(nan, np.uint8(0xFF), codes).astype(np.uint8).view(np.int8))
 
 
+def cast_before_clamp(request, r, st, profile):
+    """x/s cast to the minifloat first (a plain cast: E4M3 has no infinity, so past its range it is NaN) and
+    clamped after, where burn's conversion saturates."""
+    value = _scheme(request).value
+    fp8 = {"E4M3": ml_dtypes.float8_e4m3fn, "E5M2": ml_dtypes.float8_e5m2}[value.name]
+    a, b = value.range()
+    with np.errstate(all="ignore"):
+        cast = st.scaled.astype(np.float32).astype(fp8).astype(np.float32)
+    return _codes(r, minifloat_codes(np.clip(cast, a, b), value))
+
+
 def f16_subnormal_step(request, r, st, profile):
     """F16 round_up one step short in the subnormal range (it truncates there); codes from that scale."""
     pre = _pre_round(request, st)
@@ -243,6 +254,8 @@ PLANTED = {
     "nan-code-ff": lambda p: Planted("nan-code-ff", p, nan_code_ff, caps={"values": ["E4M3"]}),
     "f16-subnormal-step": lambda p: Planted("f16-subnormal-step", p, f16_subnormal_step,
                                             caps={**ONE_LEVEL, "scale_dtypes": ["F16"]}),
+    "cast-before-clamp": lambda p: Planted("cast-before-clamp", p, cast_before_clamp,
+                                           caps={"values": ["E4M3", "E5M2"]}),
 }
 
 

@@ -172,6 +172,7 @@ class Fuzzer:
                 for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
                     div.explained[c] = div.explained.get(c, 0) + 1
         report.seconds = time.monotonic() - start
+        report.divergences = merge_by_cause(report.divergences)
         for div in report.divergences.values():
             if shrink:
                 self.shrink(div)
@@ -321,13 +322,32 @@ def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
     return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
 
 
+def merge_by_cause(divergences: dict) -> dict:
+    """One cause, one class: two classes that one alternative explains on every case of both are one class (a
+    small case often fits two alternatives, e.g. ties to even and toward zero on 2.5 alone, and its leading
+    explanation then names the other's family). The larger class keeps its signature and first case."""
+    def causes(div):  # the alternatives (not the outputs they show in) that explain every case of a class
+        return {c.partition(": ")[2] for c, n in div.explained.items() if n == div.count and ": " in c}
+
+    out: dict = {}
+    for div in sorted(divergences.values(), key=lambda d: (-d.count, d.first_index)):
+        every = causes(div)
+        home = next((h for h in out.values() if every & causes(h)), None)
+        if home is None:
+            out[div.signature] = div
+            continue
+        home.count += div.count
+        for op, n in div.ops.items():
+            home.ops[op] = home.ops.get(op, 0) + n
+        for c, n in div.explained.items():
+            home.explained[c] = home.explained.get(c, 0) + n
+    return out
+
+
 def explained_by(diagnosis: dict) -> list[str]:
     """What explains one case, as the class's report counts it: each explanation ("codes: ties rounded to even
-    (tie: even; matches mutant ties-even)") and each whole-answer match."""
-    out = []
-    for e in diagnosis.get("explanations", []):
-        named = "; matches mutant " + ", ".join(e["mutants"]) if e["mutants"] else ""
-        out.append(f"{e['output']}: {e['text']} ({e['deciding']}{named})")
+    (tie: even)") and each whole-answer match ("mutant ties-even")."""
+    out = [f"{e['output']}: {e['text']} ({e['deciding']})" for e in diagnosis.get("explanations", [])]
     return out + list(diagnosis.get("matches", []))
 
 
@@ -337,7 +357,7 @@ def signature(vector, verdict) -> str:
     or alternative shows it; else the most specific whole-answer match, else op, failure kind and first wrong
     stage or error codes. Counts and values stay out, so equal causes aggregate."""
     d = verdict.diagnosis or {}
-    cause = diagnose.leading(d) if verdict.kind == "mismatch" else ""
+    cause = diagnose.leading(d)
     if cause:
         return f"{verdict.kind}: {cause}"
     if d.get("matches"):  # the most specific candidates (a one-rule mutant of the judged profile first)
