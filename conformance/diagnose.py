@@ -84,7 +84,11 @@ def _runner(profile):
 def oracle_candidates(judged_profile: str) -> list[Candidate]:
     """The alternatives (every other value of every arithmetic field, on the judged profile), the mutants on the
     judged profile, then the oracle's other profiles."""
-    judged = get_profile(judged_profile)
+    others = [Candidate(f"profile {name}", p.description, _runner(name), p)
+              for name, p in oracle.PROFILES.items() if name != judged_profile]
+    judged = oracle.PROFILES.get(judged_profile)
+    if judged is None:  # a suite of profiles the oracle does not know: nothing to override
+        return others
     out = []
     for alt in hypotheses.overrides_of(judged):
         p = hypotheses.with_overrides(judged, alt.overrides)
@@ -96,9 +100,7 @@ def oracle_candidates(judged_profile: str) -> list[Candidate]:
         if p is not None:
             out.append(Candidate(f"mutant {name}", m.description, _runner(p), p, _deciding(changes),
                                  "+".join(sorted(changes)), "mutant"))
-    out += [Candidate(f"profile {name}", p.description, _runner(name), p)
-            for name, p in oracle.PROFILES.items() if name != judged_profile]
-    return out
+    return out + others
 
 
 def _safe_run(c: Candidate, vector):
@@ -117,7 +119,7 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
         outcome = Error(verdict.details.get("actual_error", {}).get("code"), outcome.message)
     exp = vector.expected[profile]
     contract = exp.compare
-    judged = get_profile(profile)
+    judged = oracle.PROFILES.get(profile)  # None for a suite of profiles the oracle does not know
     wrong = _wrong_outputs(verdict, outcome, exp)
     answers, matches = {}, []
     found = _Explanations()
@@ -136,7 +138,7 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
                 found.test(name, c, answer.outputs.get(name), want, got, against=against)
         elif not wrong and matches and matches[-1] is c:
             found.whole(c)  # an error where burn answers (or the reverse): the alternative reproduces it
-    rederived = hypotheses.rederive(vector, judged, outcome) if "codes" in wrong else None
+    rederived = hypotheses.rederive(vector, judged, outcome) if "codes" in wrong and judged else None
     stages = _stages(wrong, rederived)
     follows = rederived is not None and hypotheses._same(rederived.codes, rederived.got)
     own = sorted(n for n in wrong if not (n == "codes" and follows and len(wrong) > 1)) or ["outcome"]
@@ -147,7 +149,7 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
         given = bool(set(wrong) & {"scales", "global"})
         for alt in hypotheses.CODE_MODELS:
             found.test("codes", alt, _model(alt, rederived), rederived.codes, rederived.got, given=given)
-    if "scales" in wrong:
+    if "scales" in wrong and judged is not None:
         for alt, predicted in hypotheses.scale_models(vector, judged, wrong["scales"][1]):
             found.test("scales", alt, predicted, *wrong["scales"])
     scaled = rederived.scaled if rederived is not None else (exp.stages.scaled if exp.stages else None)
@@ -275,6 +277,8 @@ def _profile_deciding(c, judged, matches) -> str:
     """The field(s) of a matching profile that explain the answer: those whose single change on the judged
     profile (an alternative, already run) reproduces it too; else every behaviour field in which it differs (at
     most four)."""
+    if judged is None or c.profile is None:
+        return ""
     diff = overrides(judged, c.profile)
     alone = {m.deciding for m in matches if m.kind == "alternative"}
     deciding = [f"{field}: {value}, {hypotheses.phrase(field, value)}" for field, value in sorted(diff.items())
@@ -362,10 +366,7 @@ def summarize(verdicts) -> list[dict]:
     desc = {k: d for v in diagnosed for k, d in v.diagnosis.get("descriptions", {}).items()}
     decide = {k: d for v in diagnosed for k, d in v.diagnosis.get("deciding", {}).items()}
     judged = diagnosed[0].profile
-    named = {m for e in out if e.get("kind") == "explanation" for m in e["mutants"]}
     for c, n in sorted(counts.items(), key=lambda item: (-item[1], rank(item[0], judged), item[0])):
-        if c.partition(" ")[2] in named:
-            continue  # an explanation names it already
         out.append({"kind": "match", "candidate": c, "description": desc.get(c, ""), "deciding": decide.get(c, ""),
                     "explains": n, "of": total})
     stages = Counter("; ".join(v.diagnosis["stages"]) for v in diagnosed if v.diagnosis.get("stages"))
@@ -376,9 +377,9 @@ def summarize(verdicts) -> list[dict]:
 
 
 def _lead(e: dict) -> tuple:
-    """Complete explanations first, then complete data classes, complete matches, then the partial ones."""
+    """Complete explanations first, then complete whole-answer matches and data classes, then the partial ones."""
     complete = e.get("explains", e.get("vectors", 0)) == e.get("of") and not e.get("contradicted")
-    tier = {"explanation": 0, "class": 1, "match": 2, "stages": 3, "stage": 4}[e["kind"]]
+    tier = {"explanation": 0, "match": 1, "class": 2, "stages": 3, "stage": 4}[e["kind"]]
     return (not complete and tier < 3, tier, -e.get("explains", e.get("vectors", 0)))
 
 
@@ -446,8 +447,9 @@ def rank(candidate: str, judged: str) -> int:
 
 
 def describe(summary: list[dict], partial: int = 3) -> list[str]:
-    """Human lines, best first: "codes: ties rounded to even (tie: even; matches mutant ties-even) on 49/49 failing
-    vectors, 392 elements" (every complete line, then the best ``partial`` partial ones of each kind)."""
+    """Human lines, best first: "codes: ties rounded to even (tie: even) on 49/49 failing vectors, 392 elements",
+    "matches mutant ties-even: ties rounded to even instead of away from zero on 49/49 failing vectors" (every
+    complete line, then the best ``partial`` partial ones of each kind)."""
     lines, left = [], Counter()
     for s in summary:
         kind = s.get("kind") or ("match" if "candidate" in s else "stage")
@@ -462,7 +464,7 @@ def describe(summary: list[dict], partial: int = 3) -> list[str]:
 
 def _line(kind: str, s: dict, complete: bool) -> str:
     if kind == "explanation":
-        named = "; matches mutant " + ", ".join(s["mutants"]) if s["mutants"] else ""
+        named = ""  # a mutant with the same overrides has its own "matches mutant" line
         given = " (given the backend's own scales)" if s.get("given") else ""
         against = f", contradicted by burn's output on {s['contradicted']}" if s["contradicted"] else ""
         return (f"{', '.join(s['outputs'])}: {s['text']}{given} ({s['deciding']}{named}) on {s['explains']}/{s['of']} "
@@ -471,7 +473,9 @@ def _line(kind: str, s: dict, complete: bool) -> str:
         return f"{s['text']} on {s['vectors']}/{s['of']} failing vectors, {s['elements']} elements"
     if kind == "match":
         verb = "matches" if complete else "partly matches"
-        why = f" ({s['deciding']})" if s.get("deciding") else f": {s['description']}" if s.get("description") else ""
+        # a mutant is its description; another profile is named by its deciding field(s), not its description
+        profile = s["candidate"].startswith("profile ") and s.get("deciding")
+        why = f" ({s['deciding']})" if profile else f": {s['description']}" if s.get("description") else ""
         return f"{verb} {s['candidate']}{why} on {s['explains']}/{s['of']} failing vectors"
     if kind == "stages":
         return f"stages on {s['vectors']}/{s['of']}: {s['stages']}"

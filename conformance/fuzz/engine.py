@@ -408,10 +408,10 @@ class FuzzReport:
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
             every = [c for c, n in div.explained.items() if n == div.count]
             if every:
-                out.append(f"  explained on all {div.count} cases by: {'; '.join(every)}")
+                out.append(f"  explained on all {div.count} cases by: {'; '.join(map(_named, every))}")
             some = sorted(((n, c) for c, n in div.explained.items() if n < div.count), reverse=True)[:3]
             if some:
-                out.append("  on some cases also: " + "; ".join(f"{c} ({n}/{div.count})" for n, c in some))
+                out.append("  on some cases also: " + "; ".join(f"{_named(c)} ({n}/{div.count})" for n, c in some))
             if div.case is not None:
                 out.append(f"  minimal case: {div.case.describe()}")
                 for name, a in div.case.inputs.items():
@@ -422,6 +422,11 @@ class FuzzReport:
                 out.append(f"  wrote {div.written}/; rerun with:\n    qconform run --backend "
                            f"{_quote(self.backend)} --profile {self.profile} --vectors {div.written}")
         return out
+
+
+def _named(explanation: str) -> str:
+    """An explanation as the class report prints it: a whole-answer match reads "matches mutant ties-even"."""
+    return explanation if ": " in explanation else f"matches {explanation}"
 
 
 def _quote(spec: str) -> str:
