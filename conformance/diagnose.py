@@ -465,9 +465,9 @@ def describe(summary: list[dict], partial: int = 3) -> list[str]:
 def _line(kind: str, s: dict, complete: bool) -> str:
     if kind == "explanation":
         named = ""  # a mutant with the same overrides has its own "matches mutant" line
-        given = " (given the backend's own scales)" if s.get("given") else ""
+        given = ", given the backend's own scales," if s.get("given") else ""
         against = f", contradicted by burn's output on {s['contradicted']}" if s["contradicted"] else ""
-        return (f"{', '.join(s['outputs'])}: {s['text']}{given} ({s['deciding']}{named}) on {s['explains']}/{s['of']} "
+        return (f"{', '.join(s['outputs'])}: {s['text']} ({s['deciding']}{named}){given} on {s['explains']}/{s['of']} "
                 f"failing vectors, {s['elements']} elements{against}")
     if kind == "class":
         return f"{s['text']} on {s['vectors']}/{s['of']} failing vectors, {s['elements']} elements"

@@ -53,7 +53,7 @@ PHRASES = {
     ("scale_rounding", "nearest"): "scale rounded to nearest instead of up",
     ("scale_rounding", "down"): "scale rounded down instead of up",
     ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
-    ("scale_source", "unrounded"): "codes divided by the unrounded scale (the scale is rounded only when stored)",
+    ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
     ("scale_arithmetic", "f64"): "scales computed in f64",
 }
 # The class a family of alternatives forms in ``qconform fuzz`` (one cause, one class).

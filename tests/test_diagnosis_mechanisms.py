@@ -26,7 +26,7 @@ ALL = (NDARRAY, FLEX, FLEX_0_23, GPU)
 # first line). Each first line also carries "on N/N failing vectors".
 BUGS = {
     "scale-nearest": (ALL, "scale rounded to nearest instead of up (scale_rounding: nearest"),
-    "unrounded-codes": (ALL, "codes: codes divided by the unrounded scale"),
+    "unrounded-codes": (ALL, "codes: divided by the unrounded scale"),
     "f64": (ALL, "codes: divides and rounds in f64 (division: f64)"),
     "ties-even": ((NDARRAY, FLEX), "codes: ties rounded to even (tie: even"),
     "ties-away": ((FLEX_0_23, GPU), "codes: ties rounded away from zero (tie: away"),
@@ -85,7 +85,7 @@ def test_two_independent_bugs_are_both_named(suite, profile):
     lines = run_suite(suite, "nearest-and-unrounded", profile)
     first = "\n".join(lines[:2])
     assert "scales: scale rounded to nearest instead of up" in first, "\n".join(lines)
-    assert "codes: codes divided by the unrounded scale" in first and "given the backend's own scales" in first
+    assert "codes: divided by the unrounded scale" in first and "given the backend's own scales" in first
     assert all(_complete(line) for line in lines[:2])
 
 
