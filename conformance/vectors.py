@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle.profiles import DEFAULT_PROFILE
 from oracle.scheme import QuantScheme
 from oracle.stages import Stages
 from oracle.vocabulary import FLOAT_DTYPES, OPS
@@ -99,6 +100,13 @@ class Suite:
 
     def __post_init__(self):
         self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
+
+    @property
+    def default_profile(self) -> str:
+        """The profile a backend that claims none is judged against, and the one ``explain`` shows: the
+        oracle's default (``oracle.DEFAULT_PROFILE``, what ``--backend oracle`` and the library use) when the
+        suite has it, else the suite's first. One definition, so ``run``, ``list`` and ``explain`` agree."""
+        return DEFAULT_PROFILE if DEFAULT_PROFILE in self.profiles else self.profiles[0]
 
     def get(self, key: str) -> Vector:
         """A vector by id or alias (KeyError with a hint otherwise)."""
