@@ -311,7 +311,8 @@ def expectations(entry: dict) -> dict[str, dict]:
         return entry["expected"]
     by_profile = {}
     for out in entry["outcomes"]:
-        by_profile.update(dict.fromkeys(out["profiles"], {k: v for k, v in out.items() if k != "profiles"}))
+        shared = {k: v for k, v in out.items() if k != "profiles"}
+        by_profile |= {p: shared for p in out["profiles"]}
     return by_profile
 
 
