@@ -20,7 +20,7 @@ from pathlib import Path
 from oracle import errors
 
 from .coverage import out_of_scope
-from .vectors import expectations
+from .vectors import outcomes_by_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "errors.md"
@@ -54,7 +54,7 @@ def expected_errors(suite: Path) -> dict[str, list[tuple[str, str, str]]]:
     manifest = json.loads((suite / "manifest.json").read_text(encoding="utf-8"))
     found: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for vector in manifest["vectors"]:
-        by_profile = expectations(vector)
+        by_profile = outcomes_by_profile(vector)
         for profile in manifest["profiles"]:
             error = by_profile[profile].get("error")
             if error:

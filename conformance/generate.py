@@ -32,7 +32,7 @@ from .backends.oracle import run_oracle
 from .cases import Case
 from .protocol import Error, Fault, ProtocolError
 from .tags import VALUE_CLASSES, data_tags, outcome_tags, structural_tags
-from .vectors import KNOWN_OPS, expectations, vector_id, write_suite
+from .vectors import KNOWN_OPS, outcomes_by_profile, vector_id, write_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "vectors"
@@ -318,7 +318,7 @@ def _resolved(entry: dict) -> dict:
     def strip(refs):
         return {k: r.split("#", 1)[1] for k, r in refs.items()}
     e = {k: v for k, v in entry.items() if k != "outcomes"}
-    e["expected"] = json.loads(json.dumps(expectations(entry)))
+    e["expected"] = json.loads(json.dumps(outcomes_by_profile(entry)))
     e["inputs"] = strip(e["inputs"])
     for exp in e["expected"].values():
         for key in ("outputs", "intermediates"):

@@ -292,7 +292,7 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
         want = vector_id(entry["op"], entry["params"], inputs)
         if want != entry["id"]:
             fail(f"id {entry['id']} does not match its content (recomputed {want}); edited by hand?")
-    exp = _checked_expectations(entry, profiles, fail)
+    exp = _checked_outcomes(entry, profiles, fail)
     read: dict[int, Expected] = {}  # an outcome is read once; the profiles sharing it share its Expected
     for p in profiles:
         if id(exp[p]) not in read:
@@ -302,7 +302,7 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
                   list(entry.get("tags", [])), list(entry.get("spec", [])), entry.get("reason", ""))
 
 
-def expectations(entry: dict) -> dict[str, dict]:
+def outcomes_by_profile(entry: dict) -> dict[str, dict]:
     """A manifest vector's expectations per profile, as raw JSON, from either format version: v2's
     ``outcomes`` (each distinct outcome once, with the ``profiles`` that share it) or v1's ``expected`` (one
     per profile). Profiles of one outcome share one dict. For readers of a trusted manifest; ``load_suite``
@@ -316,8 +316,8 @@ def expectations(entry: dict) -> dict[str, dict]:
     return by_profile
 
 
-def _checked_expectations(entry: dict, profiles: list[str], fail) -> dict[str, dict]:
-    """``expectations(entry)``, after checking that every profile of the manifest has exactly one."""
+def _checked_outcomes(entry: dict, profiles: list[str], fail) -> dict[str, dict]:
+    """``outcomes_by_profile(entry)``, after checking that every profile of the manifest has exactly one."""
     if "outcomes" in entry:
         outcomes = entry["outcomes"]
         if not isinstance(outcomes, list) or not outcomes:
@@ -336,7 +336,7 @@ def _checked_expectations(entry: dict, profiles: list[str], fail) -> dict[str, d
         seen = list(entry["expected"])
     if set(seen) != set(profiles):
         fail(f"expected profiles {sorted(seen)} differ from the manifest's {sorted(profiles)}")
-    return expectations(entry)
+    return outcomes_by_profile(entry)
 
 
 def _read_expected(e, profile: str, refs, fail) -> Expected:

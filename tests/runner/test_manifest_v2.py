@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import suites  # the runner tests' small synthetic suite (conftest.py puts it on the path)
 
-from conformance.vectors import FORMAT_VERSION, VectorError, expectations, load_suite, write_suite
+from conformance.vectors import FORMAT_VERSION, VectorError, load_suite, outcomes_by_profile, write_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 A, B = suites.A, suites.B
@@ -88,11 +88,11 @@ def test_the_committed_format_1_repro_suites_still_load():
         assert suite.vectors and all(set(v.expected) == set(suite.profiles) for v in suite.vectors), folder
 
 
-def test_expectations_reads_both_formats():
+def test_outcomes_by_profile_reads_both_formats():
     outcome = {"outputs": {"x": "s#t"}, "values": {}, "compare": {}}
     v2 = {"outcomes": [{"profiles": [A, B], **outcome}, {"profiles": ["c"], "error": {"code": "a.b", "message": "m"}}]}
-    assert expectations(v2) == {A: outcome, B: outcome, "c": {"error": {"code": "a.b", "message": "m"}}}
-    assert expectations({"expected": {A: outcome}}) == {A: outcome}
+    assert outcomes_by_profile(v2) == {A: outcome, B: outcome, "c": {"error": {"code": "a.b", "message": "m"}}}
+    assert outcomes_by_profile({"expected": {A: outcome}}) == {A: outcome}
 
 
 def edit(suite_dir: Path, alias: str, fn) -> None:
