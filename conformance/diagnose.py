@@ -452,7 +452,9 @@ def describe(summary: list[dict], partial: int = 3) -> list[str]:
     complete line, then the best ``partial`` partial ones of each kind)."""
     lines, left = [], Counter()
     for s in summary:
-        kind = s.get("kind") or ("match" if "candidate" in s else "stage")
+        kind = _kind(s)
+        if kind is None:
+            continue
         complete = s.get("explains", s.get("vectors")) == s.get("of") and not s.get("contradicted")
         if not complete and kind in ("explanation", "class", "match"):
             if left[kind] >= partial:
@@ -460,6 +462,17 @@ def describe(summary: list[dict], partial: int = 3) -> list[str]:
             left[kind] += 1
         lines.append(_line(kind, s, complete))
     return lines
+
+
+_KINDS = (("match", "candidate"), ("explanation", "deciding"), ("class", "class"), ("stages", "stages"),
+          ("stage", "stage"))
+
+
+def _kind(s: dict) -> str | None:
+    """An entry's kind; from its keys for a report that predates kinds (or whose fields are not to be trusted)."""
+    if s.get("kind") in {k for k, _ in _KINDS}:
+        return s["kind"]
+    return next((kind for kind, key in _KINDS if key in s), None)
 
 
 def _line(kind: str, s: dict, complete: bool) -> str:
