@@ -140,12 +140,12 @@ def diagnose_vector(vector, profile: str, outcome, verdict, candidates: list[Can
             found.whole(c)  # an error where burn answers (or the reverse): the alternative reproduces it
     rederived = hypotheses.rederive(vector, judged, outcome) if "codes" in wrong and judged else None
     stages = _stages(wrong, rederived)
-    follows = rederived is not None and hypotheses._same(rederived.codes, rederived.got)
+    follows = rederived is not None and hypotheses.same_bits(rederived.codes, rederived.got)
     own = sorted(n for n in wrong if not (n == "codes" and follows and len(wrong) > 1)) or ["outcome"]
-    if rederived is not None and not hypotheses._same(rederived.codes, rederived.got) and \
+    if rederived is not None and not hypotheses.same_bits(rederived.codes, rederived.got) and \
             set(wrong) & {"scales", "global"}:
         _test_on_backend_scales(found, rederived, candidates)
-    if rederived is not None and not hypotheses._same(rederived.codes, rederived.got):
+    if rederived is not None and not hypotheses.same_bits(rederived.codes, rederived.got):
         given = bool(set(wrong) & {"scales", "global"})
         for alt in hypotheses.CODE_MODELS:
             found.test("codes", alt, _model(alt, rederived), rederived.codes, rederived.got, given=given)
@@ -220,7 +220,7 @@ def _test_on_backend_scales(found, r, candidates) -> None:
         if c.kind == "profile" or c.key in seen:
             continue
         seen.add(c.key)
-        found.test("codes", c, hypotheses._codes_of(r.request, c.profile), r.codes, r.got, given=True)
+        found.test("codes", c, hypotheses.codes_of(r.request, c.profile), r.codes, r.got, given=True)
 
 
 class _Explanations:
@@ -245,8 +245,7 @@ class _Explanations:
             e = self.found[key]
             if mutant and mutant not in e["mutants"]:
                 e["mutants"].append(mutant)
-            if contradicts < e["contradicts"]:
-                e["contradicts"] = contradicts
+            e["contradicts"] = min(e["contradicts"], contradicts)
             return
         own = getattr(alt, "text", None) or getattr(alt, "description", "")
         text = hypotheses.phrase(*alt.deciding.split(": ", 1)) if ", " not in alt.deciding else own
@@ -285,7 +284,7 @@ def _profile_deciding(c, judged, matches) -> str:
                 if f"{field}: {value}" in alone]
     if deciding:
         return "; ".join(deciding)
-    return ", ".join(f"{k}: {v}" for k, v in list(sorted(diff.items()))[:4]) + (" ..." if len(diff) > 4 else "")
+    return ", ".join(f"{k}: {v}" for k, v in sorted(diff.items())[:4]) + (" ..." if len(diff) > 4 else "")
 
 
 def _stages(wrong: dict, rederived) -> list[str]:
@@ -294,7 +293,7 @@ def _stages(wrong: dict, rederived) -> list[str]:
     if "codes" in wrong:
         if rederived is None:
             out.append("codes: wrong")
-        elif hypotheses._same(rederived.codes, rederived.got):
+        elif hypotheses.same_bits(rederived.codes, rederived.got):
             out.append("codes: follow from the backend's own scales" if len(out) else "codes: wrong")
         else:
             out.append("codes: wrong given the backend's own scales" if out else "codes: wrong (scales are right)")
@@ -314,7 +313,7 @@ def first_wrong_stage(vector, exp, outcome, verdict, scaled=None) -> str | None:
     if not isinstance(outcome, Result) or verdict.kind != "mismatch":
         return None
     wrong = {d["output"]: d for d in verdict.details.get("outputs", [])}
-    first = sorted(wrong, key=_stage_index)[0]
+    first = min(wrong, key=_stage_index)
     got, st = outcome.outputs.get(first), exp.stages
     if first in ("scales", "global") and got is not None:
         for stage, value in (("raw_scales", st.raw_scales), ("normalized_scales", st.normalized_scales),

@@ -76,8 +76,7 @@ class Alternative:
     family: str                    # the field: the fuzz class of its cause
     text: str
     overrides: tuple = ()          # ((field, value), ...)
-    model: object = None           # (Rederived) -> codes | None, or for scales (Rederived) -> scales | None
-    output: str = "codes"          # what a model predicts
+    model: object = None           # (Rederived) -> the codes it predicts, or None where it does not apply
 
 
 def overrides_of(judged) -> list[Alternative]:
@@ -145,7 +144,7 @@ def rederive(vector, judged, outcome) -> Rederived | None:
             params["api"] = vector.params["api"]
         return "quantize", params, inputs
 
-    if not _same(_codes_of(request(exp.outputs), judged), exp.outputs["codes"]):
+    if not same_bits(codes_of(request(exp.outputs), judged), exp.outputs["codes"]):
         return None
     req = request(outcome.outputs)
     stages = Stages()
@@ -176,12 +175,12 @@ def _run(request, profile, stages=None):
         return None
 
 
-def _codes_of(request, profile):
+def codes_of(request, profile):
     r = _run(request, profile)
     return r.outputs.get("codes") if isinstance(r, Result) else None
 
 
-def _same(a, b) -> bool:
+def same_bits(a, b) -> bool:
     if a is None or b is None or a.shape != b.shape:
         return False
     return bool((tensorio.bits(a) == tensorio.bits(b)).all())
@@ -238,7 +237,7 @@ def _per_element_scale(r: Rederived):
     except (ValueError, IndexError):
         return None
     x = np.asarray(r.request[2]["x"])
-    if e.shape != shape or x.dtype != np.float32 or not _same(divide(x, e, r.judged).astype(np.float32), r.scaled):
+    if e.shape != shape or x.dtype != np.float32 or not same_bits(divide(x, e, r.judged).astype(np.float32), r.scaled):
         return None
     return e
 
@@ -275,7 +274,7 @@ def _unrounded_scale(r: Rederived):
     else:
         scheme["tensor"] = None
     op, params, inputs = r.request
-    return _codes_of((op, {**params, "scheme": scheme}, {**inputs, "scales": r.pre_round}), r.judged)
+    return codes_of((op, {**params, "scheme": scheme}, {**inputs, "scales": r.pre_round}), r.judged)
 
 
 CODE_MODELS = [
@@ -338,8 +337,8 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
     for value, predicted in (("nearest", _nearest(pre, dtype)), ("down", _down(pre, dtype)),
                              ("unrounded", pre.astype(np.float32))):
         if predicted is not None and value != judged.scale_rounding:
-            out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value),
-                                    output="scales"), predicted))
+            out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value)),
+                        predicted))
     return out
 
 
@@ -367,5 +366,5 @@ def is_subnormal(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
     return (np.abs(s) < grid.min_normal) & (s != 0)
 
 
-__all__ = ["ARITHMETIC", "CODE_MODELS", "FAMILIES", "Alternative", "Rederived", "grid_index", "is_subnormal",
-           "overrides_of", "phrase", "rederive", "scale_models", "with_overrides"]
+__all__ = ["ARITHMETIC", "CODE_MODELS", "FAMILIES", "Alternative", "Rederived", "codes_of", "grid_index",
+           "is_subnormal", "overrides_of", "phrase", "rederive", "same_bits", "scale_models", "with_overrides"]

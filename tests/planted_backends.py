@@ -66,7 +66,7 @@ def _pre_round(request, st):
 
 def _requantize(request, scales, profile, scheme_json=None):
     """Codes from ``scales``, the rest of the oracle's pipeline as it is."""
-    op, params, inputs = request
+    _, params, inputs = request
     q = {"x": inputs["x"], "scales": np.asarray(scales, np.float32)}
     return run_oracle("quantize", {"scheme": scheme_json or params["scheme"]}, q, profile)
 
@@ -259,5 +259,5 @@ PLANTED = {
 }
 
 
-def Env():  # noqa: N802 - a backend factory for python:planted_backends:Env
+def Env():
     return PLANTED[os.environ["PLANTED"]](os.environ.get("PLANTED_PROFILE", "burn-0.22.1/flex"))

@@ -8,9 +8,9 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import planted_backends as planted
 import pytest
 
-import planted_backends as planted
 from conformance import diagnose
 from conformance.backends.python import PythonBackend
 from conformance.fuzz import engine
