@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from .blocks import num_params
-from .choices import PACKING, VALUE_LAYOUT
+from .choices import VALUE_LAYOUT, FixedStep
 from .errors import panic
 from .packing import block_scale_order, pack_lines, unpack_lines, value_bytes
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -82,7 +82,7 @@ def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> n
     prof = get_profile(profile)
     codes, scheme, global_scale = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme, qtensor.global_scale
     scales = np.asarray(qtensor.scales, dtype=np.float32).ravel()
-    layout = LAYOUTS[prof.value_layout]
+    layout = prof.step(LAYOUTS)
     values = layout.write(codes, scheme)
     if scheme.block_size() is None:
         if scales.size == 0:
@@ -113,7 +113,7 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     prof = get_profile(profile)
     raw = np.asarray(data, dtype=np.uint8).ravel()
     shape = tuple(shape)
-    layout = LAYOUTS[prof.value_layout]
+    layout = prof.step(LAYOUTS)
     if validated and prof.validates_data_length:
         _check_data_length(raw.size, shape, scheme, layout)
     glob_dtype = scheme.global_scale_dtype()
@@ -175,7 +175,7 @@ class OneBytePerValue:
             raise panic("bytes.unsupported_store")
         bits = value.size_bits
         per_word = 32 // bits
-        shifts = SHIFTS[prof.packing](per_word, bits)
+        shifts = prof.step(PACKING)(per_word, bits)
         fields = ((words[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
         signed = ((fields << (8 - bits)).view(np.int8) >> (8 - bits)).astype(np.int8)
         remaining = numel - np.arange(words.size, dtype=np.int64) * per_word
@@ -278,7 +278,7 @@ def pack_u32(codes: np.ndarray, value: QuantValue, *, profile: str | Profile = D
     padded = np.zeros(-(-c.size // per_word) * per_word, dtype=np.uint32)
     padded[: c.size] = c.view(np.uint8) & ((1 << bits) - 1)
     lanes = padded.reshape(-1, per_word)
-    shifts = SHIFTS[prof.packing](per_word, bits)
+    shifts = prof.step(PACKING)(per_word, bits)
     return np.bitwise_or.reduce(lanes << shifts, axis=1).astype(np.uint32) if lanes.size else padded
 
 
@@ -287,12 +287,12 @@ def unpack_u32(words: np.ndarray, value: QuantValue, numel: int, *,
     """The codes burn's public reader gives for u32 words of ``numel`` values (``unpack_q_to_i8s`` up to 0.22.1,
     one padded line of ``QuantizedBytes`` from 0.23.0-pre.1): see the profile's ``value_layout``."""
     prof = get_profile(profile)
-    return LAYOUTS[prof.value_layout].unpack_u32(np.asarray(words, dtype=np.uint32).ravel(), value, numel, prof)
+    return prof.step(LAYOUTS).unpack_u32(np.asarray(words, dtype=np.uint32).ravel(), value, numel, prof)
 
 
 def _lsb_first(per_word: int, bits: int) -> np.ndarray:
     return np.arange(per_word, dtype=np.uint32) * np.uint32(bits)
 
 
-# The bit offset of each code of a word, by packing order.
-SHIFTS = PACKING.steps({"lsb_first": _lsb_first})
+# The bit offset of each code of a word.
+PACKING = FixedStep("packing", _lsb_first, "code k of a u32 word at bits [k*bits, (k+1)*bits)")

@@ -14,7 +14,7 @@ import re
 from dataclasses import MISSING, dataclass, field, fields, replace
 
 from . import choices as c
-from .choices import Choice, ProfileError
+from .choices import Choice, FixedStep, ProfileError, Steps
 from .errors import CATALOGUE
 from .rounding import FLOAT_DTYPES
 from .scheme import QuantValue
@@ -100,8 +100,6 @@ class Profile:
     """``divide``: ``x / e`` (ndarray, GPU); ``reciprocal``: ``x * f32(1 / e)`` (flex)."""
     divide_in_input_dtype: bool = _flag()
     """GPU one-level kernels divide in the input float dtype, the scale cast to it first."""
-    two_level_division: str = _one_of(c.TWO_LEVEL_DIVISION, "product")
-    """``product``: ``x / f32(global * s)``."""
     clamp: str = _one_of(c.CLAMP, "after_round")
     """``after_round``: ``clamp(round(v))``; ``before_round``: ``round(clamp(v))`` (flex >= 0.23.0-pre.1)."""
     nan_code: str = _one_of(c.NAN_CODE, "panic")
@@ -115,8 +113,6 @@ class Profile:
     0.23.0-pre.1, ``burn-flex/src/quant_codes.rs``); an E2M1 code is then its nibble, never sign-extended."""
 
     # --- scales ---
-    scale_rounding: str = _one_of(c.SCALE_ROUNDING, "up")
-    """``up``: ``ScaleDtype::round_up``."""
     zero_scale: str = _one_of(c.ZERO_SCALE, "point_one")
     """Effective-scale guard: ``point_one`` (ndarray ``valid_scale``: exactly 0 → 0.1); ``min_positive`` (flex
     ``validated_scale``: non-positive or non-finite → ``round_up(f32::MIN_POSITIVE)``); ``none`` (GPU)."""
@@ -126,13 +122,6 @@ class Profile:
     """``float_clamp_min`` of a NaN: flex 0.22.0-pre.3 computes ``x.max(min)`` (Rust's ``f32::max`` returns the
     non-NaN operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray, and flex from 0.22.1 (which
     tests ``is_nan`` first), keep the NaN."""
-    normalized_dtype: str = _one_of(c.NORMALIZED_DTYPE, "tensor")
-    """Two-level: normalized block scales are cast back to the tensor dtype (§3.1 step 6)."""
-    block_layout: str = _one_of(c.BLOCK_LAYOUT, "nd")
-    """``nd``: N-D rectangles (§1.8)."""
-    scale_arithmetic: str = _one_of(c.SCALE_ARITHMETIC, "tensor")
-    """``tensor``: ``compute_q_params`` and the two-level split compute in the tensor's dtype (f32 for the
-    split)."""
 
     # --- what the backend can hold ---
     input_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
@@ -147,8 +136,6 @@ class Profile:
     """Values ``ndarray.matrix`` accepts for a block scheme (one- or two-level)."""
     from_data_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
     """Values ``q_from_data`` accepts (ndarray: Q8F/Q8S only)."""
-    packing: str = _one_of(c.PACKING, "lsb_first")
-    """u32 packing order of sub-byte values."""
     value_layout: str = _one_of(c.VALUE_LAYOUT, "bytes")
     """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
     0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
@@ -245,11 +232,6 @@ class Profile:
     layout: str = _one_of(c.LAYOUT, "ndarray")
     """How a layout op on a quantized tensor is carried out, per step and level (codes moved, scale grid
     permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
-    view_read: str = _one_of(c.VIEW_READ, "logical")
-    """How quantize reads a non-contiguous input (a transposed, sliced, ... view): ``oracle.layout.VIEW_READS``."""
-    packing_dim: str = _one_of(c.PACKING_DIM, "follows_axes")
-    """Where the packed dim of a store kept through a move goes (``moves_packing_dim``): with its axis, the only
-    behaviour burn has; a table so that a backend that leaves it behind (the mutant) is one value."""
     ternary_fast_path: bool = _flag()
     max_vector_size: int = _dims_limit(255)
     """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu's Vulkan device
@@ -291,6 +273,11 @@ class Profile:
 
     def with_(self, **changes) -> Profile:
         return replace(self, **changes)
+
+    def step(self, table: Steps | FixedStep) -> object:
+        """The step this profile takes for ``table``: the one lookup of every step table, so that a profile
+        modelling a wrong backend (``conformance/mutants.py``) can answer for one table without touching it."""
+        return table.reference(self)
 
 
 _NDARRAY = Profile(

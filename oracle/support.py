@@ -151,7 +151,7 @@ _DEFERRED = READ_FAILURE.steps({
 
 def deferred_panic(root: str, profile: Profile, **fields):
     """The panic a user meets when reading the output of a launch that failed for ``root`` (a compile error)."""
-    return panic(_DEFERRED[profile.read_failure][root], **fields)
+    return panic(profile.step(_DEFERRED)[root], **fields)
 
 
 CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({
