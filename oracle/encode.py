@@ -12,7 +12,7 @@ import numpy as np
 
 from .choices import CLAMP, FLOAT_CODES, NAN_CODE
 from .errors import panic
-from .profiles import Profile
+from .profile import Profile
 from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, minifloat_codes
 from .scheme import QuantScheme, QuantValue
 

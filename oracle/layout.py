@@ -15,7 +15,7 @@ from .codec import into_data
 from .dequantize import _reload
 from .errors import BurnPanic, UndefinedBehaviour
 from .layout_checks import check_wgsl_matmul
-from .profiles import Profile
+from .profile import Profile
 from .qtensor import QTensor
 from .routes import ROUTES, float_i8, route, values
 from .scheme import NATIVE

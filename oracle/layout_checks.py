@@ -10,7 +10,7 @@ import math
 
 from .blocks import params_shape
 from .errors import panic
-from .profiles import Profile
+from .profile import Profile
 from .qtensor import QTensor
 from .scheme import ScaleDtype, shape_debug
 from .support import deferred_panic

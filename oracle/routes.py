@@ -34,7 +34,7 @@ from .choices import LAYOUT, FixedStep
 from .dequantize import dequantize
 from .errors import panic
 from .layout_checks import check_gpu_reshape, check_gpu_scale_permute
-from .profiles import Profile
+from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
 from .scheme import BlockSize, QuantScheme, QuantStore, shape_debug

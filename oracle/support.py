@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .choices import QUANTIZE_CHECK, READ_FAILURE
 from .errors import panic
-from .profiles import Profile
+from .profile import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
 
 Check = Callable[[QuantScheme, tuple[int, ...], Profile, int], None]
