@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import choices as c
-from .profile import CONCERNS, Profile
+from .profile import Profile
 
 _NDARRAY = Profile(
     name="burn-0.22.0-pre.3/ndarray",

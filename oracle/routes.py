@@ -39,7 +39,7 @@ from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
 from .scheme import BlockSize, QuantScheme, QuantStore, shape_debug
 from .support import check_dequantize
-from .views import PERMUTES, apply, axes_of
+from .views import apply, axes_of
 
 # --- the routes ------------------------------------------------------------------------------------------------
 
