@@ -28,6 +28,7 @@ from oracle import Profile, ScaleDtype, get_profile
 from oracle.choices import FixedStep, Steps
 from oracle.codec import LAYOUTS, PACKING, PackedLines
 from oracle.encode import ENCODERS, nan_codes, store_codes
+from oracle.packing import word_layout
 from oracle.qparams import NORMALIZED_DTYPE, SCALE_ARITHMETIC
 from oracle.quantize import BLOCK_LAYOUT, DIVISIONS, TWO_LEVEL_DIVISION, divide
 from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
@@ -133,6 +134,20 @@ def _floor_block_index(grid, layout, scheme):
     return grid[np.clip(index, 0, max(grid.size - 1, 0))] if grid.size else np.zeros(layout.shape, np.float32)
 
 
+@dataclass(frozen=True)
+class _FlatLines(PackedLines):
+    """A packed store packed over the flattened tensor: one line, padded once at its end."""
+
+    def lines(self, shape, scheme):
+        return np.arange(math.prod(shape), dtype=np.int64).reshape(1, -1)
+
+    def value_bytes(self, shape, scheme):
+        if not self._packed(scheme):
+            return math.prod(shape)
+        _, per_word, word_bytes = word_layout(scheme)
+        return -(-math.prod(shape) // per_word) * word_bytes
+
+
 def _grid_left_behind(s, held, profile):
     """A permute that moves the block dims but not the scale grid."""
     axes = axes_of(s, held.codes.ndim)
@@ -187,7 +202,7 @@ _VARIANTS = [
     _v(ENCODERS, "cast_then_clamp", "rounded (a plain minifloat cast) first, clamped after", _cast_then_clamp,
        float_codes={"format"}),
     _v(LAYOUTS, "packed_flat", "packed words over the flattened tensor, one padded end instead of a padded line per "
-       "packed-dim line", PackedLines(padded=False), value_layout={"packed_lines"}),
+       "packed-dim line", _FlatLines(), value_layout={"packed_lines"}),
     _v(SCALE_ROUNDING, "nearest", "rounded to nearest instead of up", _round_to_nearest),
     _v(SCALE_ROUNDING, "bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid),
     _v(TWO_LEVEL_DIVISION, "sequential", "(x / s) / global", _sequential),

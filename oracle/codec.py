@@ -17,7 +17,7 @@ import numpy as np
 from .blocks import num_params
 from .choices import VALUE_LAYOUT, FixedStep
 from .errors import panic
-from .packing import block_scale_order, pack_lines, unpack_lines, value_bytes
+from .packing import block_scale_order, pack_lines, packed_order, unpack_lines, value_bytes
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import round_up
@@ -185,26 +185,29 @@ class OneBytePerValue:
 
 @dataclass(frozen=True)
 class PackedLines:
-    """burn-std >= 0.23.0-pre.1 (``oracle/packing.py``): a packed store packed line by line along its packed dim
-    (``padded``: each line padded to whole words; unpadded is a mutant packing the flattened tensor), block
-    scales of an outer packed dim in the same order; the reader asserts the values' exact byte count."""
+    """burn-std >= 0.23.0-pre.1 (``oracle/packing.py``): a packed store packed line by line along its packed dim,
+    each line padded to whole words (:meth:`lines`), block scales of an outer packed dim in the same order; the
+    reader asserts the values' exact byte count."""
 
-    padded: bool = True
     empty_words_refused = False  # words are read line by line, not cast from the buffer
 
     def _packed(self, scheme: QuantScheme) -> bool:
         return scheme.store.kind != "Native"
 
+    def lines(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray:
+        """The lines the values are packed in: ``PackedOrder``'s, along the packed dim."""
+        return packed_order(shape, scheme.store.dim)
+
     def write(self, codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
         if not self._packed(scheme):
             return codes.ravel().view(np.uint8)
-        return pack_lines(codes, codes.shape, scheme, self.padded)
+        return pack_lines(codes, self.lines(codes.shape, scheme), scheme)
 
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
         return block_scale_order(shape, scheme)
 
     def value_bytes(self, shape: tuple[int, ...], scheme: QuantScheme) -> int:
-        return value_bytes(shape, scheme, self.padded) if self._packed(scheme) else math.prod(shape)
+        return value_bytes(shape, scheme) if self._packed(scheme) else math.prod(shape)
 
     def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
              prof: Profile) -> tuple[np.ndarray, int]:
@@ -214,13 +217,13 @@ class PackedLines:
         _check_values_length(split, shape, scheme, self.value_bytes(shape, scheme))
         if not self._packed(scheme):
             return raw[:split].view(np.int8).copy(), split
-        return unpack_lines(raw[:split], shape, scheme, self.padded), split
+        return unpack_lines(raw[:split], shape, self.lines(shape, scheme), scheme), split
 
     def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:
         """The words as the value region of a ``[numel]`` tensor under ``PackedU32(0)``: one padded line."""
         scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
         _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
-        return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), scheme, self.padded)
+        return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), self.lines((numel,), scheme), scheme)
 
 
 def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:
