@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -25,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from oracle import Profile, ScaleDtype, get_profile
-from oracle.choices import FixedStep, Steps
+from oracle.choices import FixedStep, ProfileError, Steps
 from oracle.codec import LAYOUTS, PACKING, PackedLines
 from oracle.encode import ENCODERS, nan_codes, store_codes
 from oracle.packing import word_layout
@@ -226,6 +227,9 @@ _VARIANTS = [
 VARIANTS: dict[tuple[str, str], Variant] = {(v.field, v.value): v for v in _VARIANTS}
 
 
+_MUTANT_NAME = re.compile(r"mutant:[a-z0-9-]+")
+
+
 @dataclass(frozen=True)
 class MutantProfile(Profile):
     """A profile whose ``step`` answers with a wrong step for some tables (``wrong``: (table, step) pairs); every
@@ -233,6 +237,10 @@ class MutantProfile(Profile):
 
     wrong: tuple[tuple[Steps | FixedStep, object], ...] = field(default=(), compare=False,
                                                                  metadata={"check": lambda name, v: tuple(v)})
+
+    def _check_name(self) -> None:
+        if not _MUTANT_NAME.fullmatch(self.name):
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'mutant:<name>'")
 
     def step(self, table: Steps | FixedStep) -> object:
         for replaced, step in self.wrong:

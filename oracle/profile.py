@@ -25,7 +25,7 @@ from .rounding import FLOAT_DTYPES
 from .scheme import QuantValue
 
 _ALL_VALUES = frozenset(QuantValue.__members__)
-_NAME = re.compile(r"(burn-\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?/(?P<backend>[a-z0-9-]+)|mutant:[a-z0-9-]+)")
+_NAME = re.compile(r"burn-\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?/(?P<backend>[a-z0-9-]+)")
 
 
 # --- validators: each returns the (normalized) value or raises ProfileError naming the field ----------------
@@ -88,7 +88,8 @@ class Profile:
     construction (``choices.ProfileError`` names the field and the allowed values)."""
 
     name: str = _text()
-    """``burn-<release>/<backend>`` (the backend part equal to ``backend``), or ``mutant:<name>``."""
+    """``burn-<release>/<backend>``, the backend part equal to ``backend`` (a subclass may name its own kind:
+    ``conformance.mutants.MutantProfile``'s ``mutant:<name>``)."""
     description: str = _text()
     backend: str = _one_of(c.BACKEND)
     status: str = _one_of(c.STATUS, "modelled")
@@ -271,10 +272,12 @@ class Profile:
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
+        self._check_name()
+
+    def _check_name(self) -> None:
         named = _NAME.fullmatch(self.name)
-        if named is None or named["backend"] not in (None, self.backend):
-            raise ProfileError(f"profile field 'name': {self.name!r} is neither 'burn-<release>/{self.backend}' "
-                               f"nor 'mutant:<name>'")
+        if named is None or named["backend"] != self.backend:
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{self.backend}'")
 
     def with_(self, **changes) -> Profile:
         return replace(self, **changes)

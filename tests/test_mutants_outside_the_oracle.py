@@ -93,3 +93,11 @@ def test_a_layout_variant_applies_only_where_its_route_row_is():
     assert MUTANTS["grid-not-permuted"].applies_to("burn-0.22.1/ndarray")
     assert not MUTANTS["grid-not-permuted"].applies_to("burn-0.22.1/flex")
     assert MUTANTS["scales-not-sliced"].applies_to("burn-0.22.1/flex")
+
+
+def test_only_a_mutant_profile_takes_a_mutant_name():
+    with pytest.raises(oracle.ProfileError, match="'name'"):
+        oracle.get_profile("burn-0.22.1/flex").with_(name="mutant:ties-even")
+    assert MUTANTS["ties-even"].profile.with_(tie="away").name == "mutant:ties-even"
+    with pytest.raises(oracle.ProfileError, match="'name'"):
+        MUTANTS["ties-even"].profile.with_(name="burn-0.22.1/flex")
