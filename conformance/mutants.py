@@ -193,7 +193,11 @@ class Variant:
 
 
 def _v(table, value: str, meaning: str, step=None, *, row=None, **where) -> Variant:
-    """A variant whose wrong step is ``step``, or, for a route row, ``row(reference row)``."""
+    """A variant whose wrong step is ``step``, or, for a route row, ``row(reference row)``. Never a value the
+    field has: when burn adopts a variant, the reference's step wins and the variant must go (it fails here
+    instead of shadowing burn's step)."""
+    if isinstance(table, Steps) and value in table:
+        raise AssertionError(f"{table.field!r} already has the value {value!r} in the oracle")
     wrong = row if row is not None else (lambda reference: step)
     return Variant(table, value, meaning, wrong, MappingProxyType({f: frozenset(v) for f, v in where.items()}))
 
