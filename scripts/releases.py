@@ -3,6 +3,7 @@
 Standard library only (tomllib, Python >= 3.11), so build.sh needs no virtualenv.
 
     python3 scripts/releases.py plan [NAME...] [--extras FEATURES]   # one line per cargo build, for build.sh
+    python3 scripts/releases.py names [--ci] [--feature F]          # build names (scripts/burn-gpu.sh, gpu-check.sh)
     python3 scripts/releases.py doc                                  # the binaries table of docs/burn-harness.md
 """
 
@@ -67,6 +68,12 @@ def select(names: list[str], table: list[Row]) -> list[Row]:
     return [r for n in names for r in table if n in r.names()]
 
 
+def names(table: list[Row], *, ci: bool = False, feature: str | None = None) -> list[str]:
+    """The build names of the rows built in CI (``ci``) and/or with ``feature``, each once, in table order."""
+    chosen = [r for r in table if (r.ci or not ci) and (feature is None or feature in r.features)]
+    return list(dict.fromkeys(r.build for r in chosen))
+
+
 def plan_line(row: Row, extras: str = "") -> str:
     """``TARGET|MANIFEST|FEATURES|BIN BIN...`` for one cargo build (``|``, not a tab: bash's ``read`` merges
     adjacent tabs, which would lose an empty FEATURES). ``extras`` (BURN_FEATURES) reaches
@@ -97,11 +104,17 @@ def main(argv: list[str] | None = None) -> int:
     plan = sub.add_parser("plan", help="one line per cargo build, for build.sh")
     plan.add_argument("names", nargs="*")
     plan.add_argument("--extras", default="", help="BURN_FEATURES: extra features for the lean (CPU) rows")
+    listing = sub.add_parser("names", help="build names, one per line")
+    listing.add_argument("--ci", action="store_true", help="only builds CI runs")
+    listing.add_argument("--feature", help="only builds with this cargo feature (wgpu, vulkan, cuda)")
     sub.add_parser("doc", help="the binaries table of docs/burn-harness.md")
     args = parser.parse_args(argv)
     table = rows()
     if args.command == "doc":
         print(doc_table(table))
+        return 0
+    if args.command == "names":
+        print("\n".join(names(table, ci=args.ci, feature=args.feature)))
         return 0
     try:
         chosen = select(args.names, table)

@@ -198,3 +198,11 @@ def test_a_malformed_row_is_refused_by_name(tmp_path):
     bad.write_text('[[row]]\nbuild = "x"\nrelease = "1"\n')
     with pytest.raises(ValueError, match=r"row 1 \(x\): missing fields \['aliases'"):
         releases.rows(bad)
+
+
+def test_the_gpu_scripts_default_builds_come_from_the_table():
+    assert releases.names(ROWS, ci=True, feature="wgpu") == ["gpu-pre3", "gpu-0.22.1"]
+    assert releases.names(ROWS, feature="cuda") == ["cuda-pre3", "cuda-0.22.1"]
+    assert releases.names(ROWS, ci=True, feature="cuda") == [], "CUDA is never built in CI"
+    for script in ("burn-gpu.sh", "gpu-check.sh"):
+        assert "releases.py names" in (ROOT / "scripts" / script).read_text(), script
