@@ -32,7 +32,6 @@ from oracle.rounding import FLOAT_DTYPES
 from oracle.support import check_quantize
 
 
-
 def _draw_order(words: tuple[str, ...], order: str) -> tuple[str, ...]:
     """``words`` (a list of oracle/vocabulary.py) in the order the fuzzer draws them. The order is the shrinker's
     (its plain choice first) and part of every seed's cases, so it stays as the recorded campaigns drew it; the
