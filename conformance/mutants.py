@@ -1,6 +1,6 @@
 """Plausible wrong implementations of burn's quantization, each one profile field away from a real profile.
 
-The mutation gate (``tests/test_mutation_gate.py``) asserts that the committed suite catches every mutant; the
+The mutation gate (``tests/suite/test_mutation_gate.py``) asserts that the committed suite catches every mutant; the
 divergence diagnosis tries them on a failing backend's outputs and names the one that matches ("ties rounded to
 even"). Because a profile is data, a mutant is ``base.with_(field=wrong value)``. A wrong value no real backend
 has is a *variant*: its small step function lives here and is added to the oracle's step table for that field
@@ -39,7 +39,7 @@ def _cast_then_clamp(v, scheme, profile):
     """Rounds first and clamps after, with a plain (IEEE-like, non-saturating) cast for the minifloat formats:
     an E4M3 value past 464 becomes its NaN, an E5M2 one past 61440 infinity (which the clamp brings back). Integer
     codes come out as the reference's: their bounds are integers and every rounding keeps ±inf (see
-    tests/test_mutation_gate.py)."""
+    tests/suite/test_mutation_gate.py)."""
     a, b = scheme.value.range()
     if not (scheme.value.is_float and profile.float_codes == "format"):
         return ENCODERS["after_round"](v, scheme, profile)

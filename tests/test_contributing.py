@@ -1,6 +1,6 @@
 """docs/contributing.md's checklists, enforced: every place that must name an op names exactly the ops of
 oracle/vocabulary.py, and every profile the oracle defines is registered. (The release checklist's table of builds
-is tests/test_releases.py.) Each place is read the way a reader of that file would read it, so a step forgotten
+is tests/harness/test_releases.py.) Each place is read the way a reader of that file would read it, so a step forgotten
 there fails here with the place and the op."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 import oracle
 from conformance.vectors import load_suite, outcomes_by_profile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "vectors" / "core"
 SCHEMA = ROOT / "vectors" / "schema" / "manifest.schema.json"
 

@@ -16,7 +16,7 @@ import pytest
 
 import oracle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BURN = ROOT / "adapters" / "burn"
 
 # scripts/ is not a package; registered before it runs, as dataclasses look their module up in sys.modules.

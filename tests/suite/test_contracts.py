@@ -10,7 +10,7 @@ from pathlib import Path
 from conformance import contracts, generate
 from conformance.fuzz import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_generator_and_the_fuzzer_ask_the_same_contracts():

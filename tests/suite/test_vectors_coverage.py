@@ -7,7 +7,7 @@ from pathlib import Path
 import oracle
 from conformance import coverage
 
-SUITE = Path(__file__).resolve().parents[1] / "vectors" / "core"
+SUITE = Path(__file__).resolve().parents[2] / "vectors" / "core"
 
 
 def test_no_empty_cells():

@@ -8,7 +8,7 @@ import re
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "adapters" / "burn" / "src"
+SRC = Path(__file__).resolve().parents[2] / "adapters" / "burn" / "src"
 
 
 def module_graph() -> dict[str, set[str]]:

@@ -13,7 +13,7 @@ from conformance import coverage
 from conformance.mutants import MUTANTS
 from conformance.vectors import load_suite
 
-SUITE = Path(__file__).resolve().parents[1] / "vectors" / "core"
+SUITE = Path(__file__).resolve().parents[2] / "vectors" / "core"
 
 @pytest.fixture(scope="module")
 def suite():

@@ -1,6 +1,7 @@
 """burn-0.22.1/wgpu and burn-0.22.1/vulkan: burn 0.22.1's GPU route (cubek-quant 0.3.1, cubecl 0.11.3) on Mesa
-lavapipe (docs/findings.md, "burn 0.22.1 on the GPU route"). Expectations are worked by hand from the cited sources
-and from what the real binaries printed, not taken from the oracle."""
+lavapipe (docs/findings.md, "burn 0.22.1 on the GPU route"); what every GPU profile shares is
+test_gpu_profiles.py. Expectations are worked by hand from the cited sources and from what the real binaries
+printed, not taken from the oracle."""
 
 from __future__ import annotations
 
@@ -21,23 +22,11 @@ Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
 PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
 
 
-
 def burn_raises(code: str, burn_text: str, fn, *args, **kwargs) -> None:
     """The oracle's panic has ``code``, and its message matches what burn printed (opaque parts aside)."""
     with pytest.raises(o.BurnPanic) as err:
         fn(*args, **kwargs)
     assert err.value.code == code and o.message_matches(err.value.message, burn_text), err.value.message
-
-
-def u8(*codes) -> np.ndarray:
-    return np.array(codes, np.uint8).view(np.int8)
-
-
-def test_both_profiles_pass_the_suite_and_derive_from_pre3():
-    for new, old in ((WGPU, PRE3_WGPU), (VULKAN, PRE3_VULKAN)):
-        p = get_profile(new)
-        assert p.status == "suite_passing" and p.backend == get_profile(old).backend
-        assert (p.nan_code, p.tie, p.layout) == ("lo", "even", get_profile(old).layout)
 
 
 def test_minifloats_are_encoded_not_rounded_to_integers():
@@ -50,15 +39,6 @@ def test_minifloats_are_encoded_not_rounded_to_integers():
         0x2A, 0x3C, 0x43, 0x7E, 0x7E, 0xFE, 0x80, 0xBC]
     assert o.quantize(x, scheme, np.ones(1, np.float32), profile=PRE3_VULKAN).codes.view(np.uint8).tolist()[:4] == [
         0x00, 0x40, 0x44, 0x7E]
-
-
-def test_packed_minifloat_fields_are_decoded_by_value():
-    # cubek-quant-0.3.1 dequantize.rs:123-131: 0x7E = 448, 0x2A = 0.3125, 0x80 = -0.0, 0xC4 = -3; pre3: integers.
-    scheme = PACKED.with_value(QuantValue.E4M3)
-    qt = o.QTensor(u8(0x7E, 0x2A, 0x80, 0xC4), np.ones(1, np.float32), None, scheme)
-    got = o.dequantize(qt, profile=WGPU)
-    assert got.tolist() == [448.0, 0.3125, 0.0, -3.0] and np.signbit(got[2])
-    assert o.dequantize(qt, profile=PRE3_WGPU).tolist() == [126.0, 42.0, -128.0, -60.0]
 
 
 def test_the_kernel_rounds_ue8m0_scales_up_and_a_nan_payload_saturates_to_the_bottom_code():

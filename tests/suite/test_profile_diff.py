@@ -87,7 +87,7 @@ def test_cli_diff_text_and_json(capsys):
 
 
 def test_upgrading_doc_is_current_and_checked(tmp_path, capsys):
-    doc = Path(__file__).resolve().parents[1] / "docs" / "upgrading.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "upgrading.md"
     assert cli.main(["profiles", "--upgrading", str(doc), "--check"]) == 0
     stale = tmp_path / "upgrading.md"
     stale.write_text(doc.read_text() + "\nedited by hand\n")

@@ -1,6 +1,6 @@
 """burn-0.22.0-pre.3/wgpu: burn's GPU kernels as WGSL on Mesa lavapipe (docs/findings.md, "The
-burn-0.22.0-pre.3/wgpu profile"). Expectations are worked by hand from the measured behaviour and the cited
-sources, not taken from the oracle."""
+burn-0.22.0-pre.3/wgpu profile"); what every GPU profile shares is test_gpu_profiles.py. Expectations are worked
+by hand from the measured behaviour and the cited sources, not taken from the oracle."""
 
 from __future__ import annotations
 
@@ -13,32 +13,13 @@ from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.profiles import get_profile
 
 WGPU = "burn-0.22.0-pre.3/wgpu"
-CUBECL = "burn-0.22.0-pre.3/cubecl"
 FLEX = "burn-0.22.1/flex"
 Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
 PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
 
 
-
 def bits(a) -> list[int]:
     return np.asarray(a, np.float32).view(np.uint32).tolist()
-
-
-def test_the_profile_is_listed_as_proven_and_the_cuda_model_stays_modelled():
-    assert get_profile(WGPU).status == "proven"
-    assert get_profile("burn-0.22.0-pre.3/vulkan").status == "suite_passing"
-    assert get_profile(CUBECL).status == "modelled"
-    assert "not run" in get_profile(CUBECL).description
-
-
-@pytest.mark.parametrize("value", ["Q8S", "Q8F", "E4M3", "E5M2"])
-def test_wgsl_has_no_i8_so_native_quantize_and_dequantize_are_refused(value):
-    scheme = Q8S.with_value(QuantValue[value])
-    message = f"{value} is not supported for native quantization"
-    raises("cubecl.native_value", message, o.quantize, np.ones(4, np.float32), scheme, np.ones(1, np.float32),
-           profile=WGPU)
-    qt = o.QTensor(np.ones(4, np.int8), np.ones(1, np.float32), None, scheme)
-    raises("cubecl.native_value", message, o.dequantize, qt, profile=WGPU)
 
 
 def test_the_scale_bindings_are_counted_before_the_round_up_rule():
@@ -110,13 +91,6 @@ def test_loading_packed_sub_byte_codes_overflows_the_device_buffer():
     scheme = PACKED.with_value(QuantValue.Q4S)
     qt = o.QTensor(np.arange(-4, 4, dtype=np.int8), np.ones(1, np.float32), None, scheme)
     raises("wgpu.write_range", "provided range was outside slice", o.dequantize, qt, profile=WGPU)
-
-
-def test_native_sub_byte_codes_cannot_be_loaded_on_any_cubecl_runtime():
-    scheme = Q8S.with_value(QuantValue.Q4S)
-    qt = o.QTensor(np.zeros(4, np.int8), np.ones(1, np.float32), None, scheme)
-    for profile in (WGPU, CUBECL):
-        raises("cubecl.native_sub_byte", "Can't store native sub-byte values", o.dequantize, qt, profile=profile)
 
 
 def test_an_empty_min_is_a_reduce_error():
@@ -233,13 +207,6 @@ def test_given_scales_are_viewed_as_the_input_dtype():
     qt = o.quantize(x, PACKED, scale, profile=WGPU)
     assert qt.codes.tolist() == [2, 2, 2, 2] and qt.scales.tolist() == [2.0]
     assert o.quantize(x, PACKED, scale, profile=FLEX).codes.tolist() == [4, 4, 4, 4]  # 4 / 1.00195 rounds to 4
-
-
-def test_packed_float_values_dequantize_as_integers():
-    # a PackedU32 word holds integers, also for E4M3: code -128 is -128, not E4M3's 0x80 (-0.0)
-    qt = o.QTensor(np.array([-128, 3, 0, 127], np.int8), np.ones(1, np.float32), None,
-                   PACKED.with_value(QuantValue.E4M3))
-    assert o.dequantize(qt, profile=WGPU).tolist() == [-128.0, 3.0, 0.0, 127.0]
 
 
 def test_the_block_divisibility_check_reads_the_blocks_own_last_entry():

@@ -13,7 +13,7 @@ from conformance.backends.oracle import mutant_backend
 from conformance.mutants import MUTANTS
 from conformance.vectors import load_suite
 
-SUITE = Path(__file__).resolve().parents[1] / "vectors" / "core"
+SUITE = Path(__file__).resolve().parents[2] / "vectors" / "core"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 import oracle
 from conformance.vectors import load_suite
 
-SUITE = Path(__file__).resolve().parents[1] / "vectors" / "core"
+SUITE = Path(__file__).resolve().parents[2] / "vectors" / "core"
 NDARRAY, FLEX, CUBECL = "burn-0.22.0-pre.3/ndarray", "burn-0.22.0-pre.3/flex", "burn-0.22.0-pre.3/cubecl"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import oracle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "read_vectors.py"
 
 
