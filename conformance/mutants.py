@@ -1,13 +1,13 @@
 """Plausible wrong implementations of burn's quantization: each a few field overrides, applied to any profile.
 
-The mutation gate (``tests/test_mutation_gate.py``) asserts that the committed suite catches every mutant on its
+The mutation gate (``tests/suite/test_mutation_gate.py``) asserts that the committed suite catches every mutant on its
 default base; the divergence diagnosis tries them on a failing backend's outputs and names the one that matches
 ("ties rounded to even"). A :class:`Mutant` is data: ``overrides`` maps a profile field (or a fixed step of the
 oracle, ``oracle.choices.FixedStep``) to a value. A value the field has in the oracle's vocabulary is a plain
 ``Profile.with_``; a value no real backend has is a :class:`Variant`, whose wrong step lives here and is answered by
 the mutant's own profile (:class:`MutantProfile`, whose ``step`` replaces one table's step). Nothing here changes
 the oracle: its step tables and its profile validation are the same whether or not this module is imported
-(``tests/test_mutants_outside_the_oracle.py``).
+(``tests/oracle/test_mutants_outside_the_oracle.py``).
 
 ``Mutant.on(profile)`` applies a mutant to any profile (``applies_to`` says whether it changes anything there);
 ``Mutant.profile`` is the mutant on its default ``base``.
@@ -52,7 +52,7 @@ def _cast_then_clamp(v, scheme, profile):
     """Rounds first and clamps after, with a plain (IEEE-like, non-saturating) cast for the minifloat formats:
     an E4M3 value past 464 becomes its NaN, an E5M2 one past 61440 infinity (which the clamp brings back). Integer
     codes come out as the reference's: their bounds are integers and every rounding keeps ±inf (see
-    tests/test_mutation_gate.py)."""
+    tests/suite/test_mutation_gate.py)."""
     a, b = scheme.value.range()
     if not (scheme.value.is_float and profile.float_codes == "format"):
         return ENCODERS["after_round"](v, scheme, profile)

@@ -34,7 +34,7 @@ def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> n
 def _clamp_then_round(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """``round(clamp(v, a, b))`` (flex >= 0.23.0-pre.1, ``burn-flex/src/quant_codes.rs:20-43``). With integer
     bounds and burn's saturating minifloat conversions the codes equal rounding first (every rounding keeps
-    ±inf, which either order ends at ±b; see tests/test_mutation_gate.py)."""
+    ±inf, which either order ends at ±b; see tests/suite/test_mutation_gate.py)."""
     a, b = scheme.value.range()
     np.clip(v, np.float32(a), np.float32(b), out=v)
     return _round_then_clamp(v, scheme, profile)

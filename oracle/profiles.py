@@ -2,7 +2,7 @@
 what has been run against each (:data:`EVIDENCE`, from docs/fuzzing.md and docs/findings.md).
 
 A profile derived with ``with_`` inherits every field of its parent but its evidence: each real build's record
-names its own binary (``tests/test_profile_evidence.py``).
+names its own binary (``tests/oracle/test_profile_evidence.py``).
 """
 
 from __future__ import annotations
