@@ -370,6 +370,12 @@ def dequantize_cases(fmt: Format) -> list:
         _dq(fmt, "bf16-output", codes, s, g, "bf16 output: one rounding of the f32 product (or two)",
             dtype="bf16"),
         _dq(fmt, "f16-output-weights", codes, s, g, "f16 output of ordinary weights", dtype="f16"),
+        _dq(fmt, "alternating-scales", codes, np.where(np.arange(s.size).reshape(s.shape) % 2,
+                                                        np.float32(smallest(sd)), np.float32(sd.max_representable())),
+            g, "block scales alternating between the dtype's largest and smallest: a scale read from the wrong "
+               "block is off by the whole range"),
+        _dq(fmt, "sparse-codes", np.where(np.arange(small.size).reshape(SMALL) % 9 == 0, top, 0).astype(np.int8),
+            s, g, "pruned weights: mostly zero codes, a few at the range's ends"),
     ]
     if sd is not ScaleDtype.UE8M0:
         sub = smallest(sd) * 3 if sd is not ScaleDtype.UE4M3 else 2.0**-8
