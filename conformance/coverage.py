@@ -121,24 +121,28 @@ OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
 _NO_DATA = "dequantize takes codes and decoded scales: no x, so no x / s, no calibration"
 _NO_SCALES_OUT = "a scale at the dtype's edges is given, not computed, only in dequantize (the quantize ops' scales " \
     "are checked by scale-overflow, -underflow and -subnormal)"
-OUT_OF_SCOPE += [
-    *[("format-*", ("*", "dequantize", c), _NO_DATA) for c in ("grid-tie", "grid-near-tie", "zero-block",
-                                                               "scale-overflow", "scale-underflow", "subnormal",
-                                                               "inf", "nan")],
-    *[("format-*", ("*", op, c), _NO_SCALES_OUT) for op in QUANTIZE for c in ("scale-max", "scale-smallest")],
-    ("format-*", ("*", "quantize", "zero-block"), "with explicit scales an all-zero block is 0 / s like any "
-                                                  "small value; its scale of 0 is the zero-scale cell"),
-    *[("format-*", (f, "*", "scale-subnormal"), "UE8M0 is 2^e: no subnormal scales")
-      for f, fmt in FORMATS.items() if fmt.block_dtype is ScaleDtype.UE8M0],
-    *[("format-*", (f, op, "zero-scale"), "UE8M0 has no zero: a computed or given scale of 0 is held as 2^-127 "
-       "(dequantize, which takes decoded scales, has its zero-scale vector)")
-      for f, fmt in FORMATS.items() if fmt.block_dtype is ScaleDtype.UE8M0 for op in QUANTIZE],
-]
+def _format_out_of_scope(name: str, fmt) -> list[tuple[str, tuple[str, ...], str]]:
+    """The cells of a format's plane that cannot hold a vector, and why."""
+    plane = f"format-{name}"
+    out = [(plane, (name, "dequantize", c), _NO_DATA) for c in ("grid-tie", "grid-near-tie", "zero-block",
+                                                                "scale-overflow", "scale-underflow", "subnormal",
+                                                                "inf", "nan")]
+    out += [(plane, (name, op, c), _NO_SCALES_OUT) for op in QUANTIZE for c in ("scale-max", "scale-smallest")]
+    out.append((plane, (name, "quantize", "zero-block"), "with explicit scales an all-zero block is 0 / s like any "
+                                                         "small value; its scale of 0 is the zero-scale cell"))
+    if fmt.block_dtype is ScaleDtype.UE8M0:
+        out.append((plane, (name, "*", "scale-subnormal"), "UE8M0 is 2^e: no subnormal scales"))
+        out += [(plane, (name, op, "zero-scale"), "UE8M0 has no zero: a computed or given scale of 0 is held as "
+                 "2^-127 (dequantize, which takes decoded scales, has its zero-scale vector)") for op in QUANTIZE]
+    return out
+
+
+OUT_OF_SCOPE += [entry for name, fmt in FORMATS.items() for entry in _format_out_of_scope(name, fmt)]
 
 
 def out_of_scope(plane: str, cell) -> str | None:
     for name, pattern, reason in OUT_OF_SCOPE:
-        if fnmatch(plane, name) and len(pattern) == len(cell) and all(fnmatch(v, p) for v, p in zip(cell, pattern)):
+        if name == plane and len(pattern) == len(cell) and all(fnmatch(v, p) for v, p in zip(cell, pattern)):
             return reason
     return None
 
