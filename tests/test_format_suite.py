@@ -183,3 +183,31 @@ def test_scale_range_classes_of_q8_0():
     dq = case("dequantize/a/b", "dequantize", {"scheme": sch, "dtype": "f32"},
               {"codes": np.ones((1, 64), np.int8), "scales": np.float32([65504.0, 2.0**-24])})
     assert {"class:scale-max", "class:scale-smallest", "class:scale-subnormal"} <= _classes(dq)
+
+
+class _Declaring(FormatBackend):
+    """A protocol-2 backend whose capabilities are only its ``formats``."""
+
+    def __init__(self, formats):
+        super().__init__("q8_0")
+        self.formats = formats
+
+    def hello(self):
+        return {"name": "declaring", "version": "1", "profile": self.profile, "protocol": 2,
+                "capabilities": {"formats": self.formats}}
+
+
+@pytest.mark.parametrize("formats,labels", [
+    (["q8_0"], {"q8_0"}),
+    (["nvfp4", "int8-per-row"], {"nvfp4", "int8-per-row"}),
+    ([{"value": "Q4S", "store": "PackedU32", "block": {"last_dim": [32, 64]}, "block_dtype": "F16",
+       "tensor_dtype": None}], {"q4_0", "other"}),  # block 64 is no named format
+])
+def test_fuzzing_draws_inside_the_formats_a_backend_declares(formats, labels):
+    from conformance.protocol import Capabilities
+    if not hasattr(Capabilities, "patterns_for"):
+        pytest.skip("the 'formats' capability (protocol 2, branch capabilities) is not merged yet")
+    f = engine.Fuzzer("declaring", backend=PythonBackend(_Declaring(formats)), seed=1, diagnose=False)
+    report = f.run(cases=150, shrink=False, log=lambda m: None)
+    assert applicable_share(report) >= 0.9, report.statuses
+    assert {where for where, _ in report.exercised} == labels

@@ -12,7 +12,7 @@ an unrestricted backend gets no scope, and the fuzzer keeps its default case str
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oracle.vocabulary import SCALE_DTYPES, STORES
 
@@ -111,6 +111,8 @@ def scope_of(caps, formats=(), ops=None) -> Scope | None:
             return None
         else:
             ts = [of_flat(_narrowed(caps, op))]
+        if op == "compute_q_params":  # its tensors are the block grid, which a per-row rule cannot be read off
+            ts = [replace(t, blocks=tuple(b for b in t.blocks if b != ROW)) for t in ts]
         targets[op] = tuple(t for t in ts if t.values and t.stores and t.blocks)
     ops = tuple(op for op in wanted if targets.get(op) and op in SCOPED_OPS)
     if not ops:
@@ -130,7 +132,6 @@ def _narrowed(caps, op):
     sub = dict(caps.per_op).get(op)
     if sub is None:
         return caps
-    from dataclasses import replace
     return replace(caps, **{k: getattr(sub, k) for k in ("values", "stores", "modes", "levels", "scale_dtypes",
                                                          "input_dtypes") if getattr(sub, k) is not None})
 
