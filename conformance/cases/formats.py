@@ -151,8 +151,8 @@ def dynamic_scales(fmt: Format, x: np.ndarray) -> np.ndarray:
     e = stages.effective_scales.ravel()
     if sch.block_size() is None:
         return np.full(x.shape, e[0], np.float32)
-    return oracle.BlockLayout(x.shape, sch.block_size()).spread(e[: oracle.BlockLayout(
-        x.shape, sch.block_size()).block_count()]).astype(np.float32)
+    layout = oracle.BlockLayout(x.shape, sch.block_size())
+    return layout.spread(e[: layout.block_count()]).astype(np.float32)
 
 
 def tie_tensor(fmt: Format, alias: str, shift: int = 0) -> np.ndarray:
@@ -160,7 +160,7 @@ def tie_tensor(fmt: Format, alias: str, shift: int = 0) -> np.ndarray:
     code grid (``e`` the effective dynamic scale), moved ``shift`` f32 steps; each block keeps its max |x|, so
     its scale stays ``e``. With ``shift`` 0, only the elements where ``m * e / e`` is ``m`` exactly are ties."""
     r = rng(alias)
-    shape = SMALL if fmt.block != ROW else (4, 64)
+    shape = SMALL
     x = weights("normal", shape, r)
     e = dynamic_scales(fmt, x)
     mids = code_midpoints(fmt.value)
