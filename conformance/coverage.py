@@ -130,6 +130,9 @@ def _format_out_of_scope(name: str, fmt) -> list[tuple[str, tuple[str, ...], str
     out += [(plane, (name, op, c), _NO_SCALES_OUT) for op in QUANTIZE for c in ("scale-max", "scale-smallest")]
     out.append((plane, (name, "quantize", "zero-block"), "with explicit scales an all-zero block is 0 / s like any "
                                                          "small value; its scale of 0 is the zero-scale cell"))
+    if (fmt.block_dtype or fmt.tensor_dtype) is ScaleDtype.F32:
+        out.append((plane, (name, "quantize", "scale-underflow"), "a given scale is an f32: none is below F32's "
+                                                                   "smallest positive value (2^-149)"))
     if fmt.block_dtype is ScaleDtype.UE8M0:
         out.append((plane, (name, "*", "scale-subnormal"), "UE8M0 is 2^e: no subnormal scales"))
         out += [(plane, (name, op, "zero-scale"), "UE8M0 has no zero: a computed or given scale of 0 is held as "

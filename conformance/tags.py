@@ -228,7 +228,9 @@ def _scale_range_classes(c: Case, ref: Stages, scheme: QuantScheme) -> set[str]:
     tags = set()
     if np.any(before > dtype.max_representable()):
         tags.add("scale-overflow")
-    if np.any(live & np.isfinite(before) & (before >= 0) & (before < _SCALE_SMALLEST[dtype.name])):
+    # a given scale of 0 is the zero-scale class; a computed one of a block that is not all zero underflowed
+    positive = before > 0 if c.op == "quantize" else before >= 0
+    if np.any(live & np.isfinite(before) & positive & (before < _SCALE_SMALLEST[dtype.name])):
         tags.add("scale-underflow")
     stored = ref.rounded_scales
     if stored is not None and np.any((stored > 0) & (stored < _SCALE_MIN_NORMAL[dtype.name])):
