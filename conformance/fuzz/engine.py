@@ -31,7 +31,8 @@ from oracle.vocabulary import level
 from .. import diagnose
 from ..cases import Case
 from ..compare import FAILED
-from ..generate import PROFILES, TOLERANT_OPS, CaseError, _canonical_json, expect
+from ..contracts import TOLERANT_OPS, contracts
+from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
@@ -65,7 +66,7 @@ class Divergence:
 
 
 BATCH = 64  # requests in flight through a backend with run_many
-# A digest hashes only the dtype and shape of an output compared within a tolerance; generate.TOLERANT_OPS names
+# A digest hashes only the dtype and shape of an output compared within a tolerance; contracts.TOLERANT_OPS names
 # the ops whose contracts can give one (qlayout's, for a chain holding a matmul, runs the oracle on its prefix).
 
 
@@ -192,9 +193,10 @@ class Fuzzer:
                     log(f"[case {index}] new divergence: {sig}")
                 div.count += 1
                 div.ops[case.op] = div.ops.get(case.op, 0) + 1
-                for c in (getattr(verdict, "diagnosis", None) or {}).get("matches", []):
+                for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
                     div.explained[c] = div.explained.get(c, 0) + 1
         report.seconds = time.monotonic() - start
+        report.divergences = merge_by_cause(report.divergences)
         for div in report.divergences.values():
             if shrink:
                 self.shrink(div)
@@ -346,7 +348,7 @@ def _as_case(case: FuzzCase, canonical: bool = True, aliased: bool = False) -> C
     if not canonical:  # the strategies build plain JSON params and contiguous arrays already
         alias = fuzz_alias(case) if aliased else f"{case.op}/fuzz/case"
         return Case(alias, case.op, case.params, case.inputs, reason="fuzz")
-    params = _canonical_json(case.params, f"fuzz case {case.op}")
+    params = canonical_json(case.params, f"fuzz case {case.op}")
     inputs = {k: np.ascontiguousarray(v) for k, v in case.inputs.items()}
     vid = vector_id(case.op, params, inputs)
     return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
@@ -365,11 +367,44 @@ def fuzz_alias(case: FuzzCase) -> str:
     return f"{case.op}/{obj.value.name.lower()}{_STORE_SLUG[obj.store.kind]}/{level(obj)}/fuzz"
 
 
+def merge_by_cause(divergences: dict) -> dict:
+    """One cause, one class: two classes that one alternative explains on every case of both are one class (a
+    small case often fits two alternatives, e.g. ties to even and toward zero on 2.5 alone, and its leading
+    explanation then names the other's family). The larger class keeps its signature and first case."""
+    def causes(div):  # the alternatives (not the outputs they show in) that explain every case of a class
+        return {c.partition(": ")[2] for c, n in div.explained.items() if n == div.count and ": " in c}
+
+    out: dict = {}
+    for div in sorted(divergences.values(), key=lambda d: (-d.count, d.first_index)):
+        every = causes(div)
+        home = next((h for h in out.values() if every & causes(h)), None)
+        if home is None:
+            out[div.signature] = div
+            continue
+        home.count += div.count
+        for op, n in div.ops.items():
+            home.ops[op] = home.ops.get(op, 0) + n
+        for c, n in div.explained.items():
+            home.explained[c] = home.explained.get(c, 0) + n
+    return out
+
+
+def explained_by(diagnosis: dict) -> list[str]:
+    """What explains one case, as the class's report counts it: each explanation ("codes: ties rounded to even
+    (tie: even)") and each whole-answer match ("mutant ties-even")."""
+    out = [f"{e['output']}: {e['text']} ({e['deciding']})" for e in diagnosis.get("explanations", [])]
+    return out + list(diagnosis.get("matches", []))
+
+
 def signature(vector, verdict) -> str:
-    """A divergence's class: the most specific candidate that explains it ("matches mutant ties-even", the same
-    ranking as the run summary), else op, failure kind and first wrong stage or error codes. Counts and values
-    stay out, so equal causes aggregate."""
+    """A divergence's class: its cause as the diagnosis names it (per wrong output, the family of its leading
+    explanation or its data class: "mismatch: codes: tie-breaking rule"), so one cause is one class whatever op
+    or alternative shows it; else the most specific whole-answer match, else op, failure kind and first wrong
+    stage or error codes. Counts and values stay out, so equal causes aggregate."""
     d = verdict.diagnosis or {}
+    cause = diagnose.leading(d)
+    if cause:
+        return f"{verdict.kind}: {cause}"
     if d.get("matches"):  # the most specific candidates (a one-rule mutant of the judged profile first)
         rank = {c: diagnose.rank(c, verdict.profile) for c in d["matches"]}
         best = sorted(c for c in rank if rank[c] == min(rank.values()))
@@ -421,9 +456,12 @@ class FuzzReport:
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
-            every = sorted(c for c, n in div.explained.items() if n == div.count)
+            every = [c for c, n in div.explained.items() if n == div.count]
             if every:
-                out.append(f"  explained on all {div.count} cases by: {', '.join(every)}")
+                out.append(f"  explained on all {div.count} cases by: {'; '.join(map(_named, every))}")
+            some = sorted(((n, c) for c, n in div.explained.items() if n < div.count), reverse=True)[:3]
+            if some:
+                out.append("  on some cases also: " + "; ".join(f"{_named(c)} ({n}/{div.count})" for n, c in some))
             if div.case is not None:
                 out.append(f"  minimal case: {div.case.describe()}")
                 for name, a in div.case.inputs.items():
@@ -449,6 +487,11 @@ class FuzzReport:
             lines.append(f"    {where}: {sum(ops.values())} ("
                          + ", ".join(f"{op} {n}" for op, n in sorted(ops.items(), key=lambda kv: -kv[1])) + ")")
         return lines
+
+
+def _named(explanation: str) -> str:
+    """An explanation as the class report prints it: a whole-answer match reads "matches mutant ties-even"."""
+    return explanation if ": " in explanation else f"matches {explanation}"
 
 
 def _quote(spec: str) -> str:
@@ -502,7 +545,6 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
     (default: the backend's own; pass the tested backend's when digesting the reference) is not sent and
     hashes as "not applicable"."""
     caps = capabilities if capabilities is not None else backend.hello.capabilities
-    from ..generate import _contracts
     chain = hashlib.sha256(json.dumps([seed, profile, ops or "all"]).encode()).digest()
     checkpoints = []
     batch = BATCH if hasattr(backend, "run_many") else 1
@@ -518,8 +560,8 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
         for i, case in zip(indices, drawn):
             outcome = answered.get(id(case))
             with np.errstate(all="ignore"):
-                contracts = _contracts(_as_case(case, False), profile, {}) if case.op in TOLERANT_OPS else {}
-            data = b"not applicable" if outcome is None else outcome_bytes(outcome, contracts)
+                compare = contracts(_as_case(case, False), profile) if case.op in TOLERANT_OPS else {}
+            data = b"not applicable" if outcome is None else outcome_bytes(outcome, compare)
             chain = hashlib.sha256(chain + hashlib.sha256(data).digest()).digest()
             if (i - start + 1) % CHECKPOINT == 0:
                 checkpoints.append(chain.hex())
