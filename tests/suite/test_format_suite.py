@@ -24,7 +24,7 @@ from conformance.tags import code_midpoints, data_tags
 from conformance.vectors import load_suite
 from oracle import QuantValue
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "vectors" / "core"
 sys.path.insert(0, str(ROOT))
 from examples.format_backend import FormatBackend  # noqa: E402
