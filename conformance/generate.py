@@ -68,6 +68,7 @@ def suite_cases(suite: str) -> list[Case]:
         dequantize,
         fuzz_found,
         layout,
+        load_quantized,
         matmul,
         packing,
         qparams,
@@ -78,7 +79,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info, layout, fuzz_found)
+               packing, matmul, scheme_info, layout, load_quantized, fuzz_found)
     return [c for m in modules for c in m.cases()]
 
 

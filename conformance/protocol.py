@@ -238,7 +238,7 @@ def needs(vector) -> dict[str, set[str]]:
     floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
     need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()
                             if tensorio.dtype_name(a) in floats}
-    if vector.op == "dequantize" and dtype:
+    if vector.op in ("dequantize", "load_quantized") and dtype:
         need["output_dtypes"] = {dtype}
     elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
         need["output_dtypes"] = set(need["input_dtypes"])
