@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", metavar="JSON", help="write the full results as JSON")
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
+    p.add_argument("--exact-burn", action="store_true",
+                   help="the backend is burn itself: only burn's outcome passes (no acceptable alternative of a "
+                        "burn bug) and no validation vector is declined (docs/runner.md)")
     p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
     p.add_argument("--hello-timeout", type=float, default=60.0,
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
@@ -161,7 +164,7 @@ def cmd_run(args) -> int:
         if value:
             argv += [flag, value]
     argv += [f for f, on in (("--qc-strict", args.strict), ("--qc-strict-messages", args.strict_messages),
-                             ("--qc-no-diagnose", args.no_diagnose)) if on]
+                             ("--qc-no-diagnose", args.no_diagnose), ("--qc-exact-burn", args.exact_burn)) if on]
     progress = _Progress()
     code = pytest.main(argv + list(args.pytest_args), plugins=[progress])
     if progress.start_error:

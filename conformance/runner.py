@@ -13,7 +13,8 @@ from oracle import classify_panic
 
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
+from .compare import (FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, VALIDATION_DECLINED, XFAILED, XPASSED,
+                      Verdict)
 from .expectations import Expectations
 
 
@@ -34,13 +35,15 @@ class Runner:
     def __init__(self, suite, backend_spec: str, *, profile: str | None = None,
                  expectations: Expectations | None = None, strict_messages: bool = False,
                  diagnose: bool = True, timeout: float = 30.0, hello_timeout: float = 60.0, backend=None,
-                 candidates=None):
+                 candidates=None, exact_burn: bool = False):
+        """``exact_burn``: the backend is one of burn's own builds, judged by burn's outcome alone: no acceptable
+        alternative of a burn bug passes, and every validation vector applies (conformance/accidents.py)."""
         if profile is not None and profile not in suite.profiles:
             raise RunnerError(f"unknown profile {profile!r}: suite {suite.name} has {', '.join(suite.profiles)}")
         self.suite, self.spec, self.requested_profile = suite, backend_spec, profile
         self.expectations = expectations or Expectations.empty()
         self.strict_messages, self.want_diagnosis = strict_messages, diagnose
-        self.timeout, self.hello_timeout = timeout, hello_timeout
+        self.timeout, self.hello_timeout, self.exact_burn = timeout, hello_timeout, exact_burn
         self.backend, self.profile, self._candidates = backend, profile, candidates
         self._classify, self._started = classify_panic, False
 
@@ -75,6 +78,10 @@ class Runner:
         if undefined is not None:
             return self._verdict(vector, NOT_APPLICABLE, note=f"burn's behaviour under {self.profile} is undefined: "
                                                               f"{undefined}")
+        refused = vector.expected[self.profile].validation
+        if refused and not self.exact_burn and not self.backend.hello.capabilities.validates:
+            return self._verdict(vector, NOT_APPLICABLE, note=f"{VALIDATION_DECLINED}: burn refuses {refused} (the "
+                                                              "backend declares validates: false)")
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
         try:
@@ -95,7 +102,7 @@ class Runner:
         """``pinned_diagnosis``: an xfail entry pins a diagnosis, so it is computed even with diagnosis off."""
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
-                                classify=self._classify)
+                                classify=self._classify, exact_burn=self.exact_burn)
         if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())
