@@ -34,9 +34,11 @@ PER_OP_KEY = "per_op"
 # is only burn's refusal of an invalid request is declined for it (conformance/accidents.py); default true.
 VALIDATES_KEY = "validates"
 
-# Capabilities a backend can copy for a common kind of implementation (docs/protocol.md, "Presets").
+# `preset`: a named set of capabilities for a common kind of implementation (docs/protocol.md, "Presets"); keys
+# given next to it replace the preset's.
+PRESET_KEY = "preset"
 PRESETS = {
-    "loader": {"ops": ["load_quantized"]},
+    "loader": {"ops": ["load_quantized"]},  # reconstructs burn's stored tensors, nothing else
 }
 
 
@@ -173,10 +175,16 @@ class Capabilities:
     def from_json(cls, d: dict, *, nested: bool = False) -> Capabilities:
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {d!r:.200}")
-        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY, VALIDATES_KEY}
+        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY, VALIDATES_KEY,
+                                                                  PRESET_KEY}
         unknown = set(d) - allowed
         if unknown:
             raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {sorted(allowed)}")
+        if PRESET_KEY in d and not nested:
+            name = d[PRESET_KEY]
+            if name not in PRESETS:
+                raise ProtocolError(f"unknown capabilities preset {name!r:.100}; known: {sorted(PRESETS)}")
+            d = PRESETS[name] | {k: v for k, v in d.items() if k != PRESET_KEY}
         out: dict = {}
         for key, items in d.items():
             if key == PER_OP_KEY:

@@ -70,7 +70,7 @@ class Loader:
 
     def hello(self):
         return {"name": "docs-loader", "version": "1", "profile": self.profile,
-                "capabilities": {"ops": ["load_quantized"], "validates": False}}
+                "capabilities": {"preset": "loader", "validates": False}}
 
     def run(self, op, params, inputs):
         scheme, shape = params["scheme"], tuple(params["shape"])
@@ -93,7 +93,8 @@ class Loader:
         for axis, b in enumerate(block_dims(shape, block["size"]) if block else []):
             e = np.repeat(e, b, axis=axis)
         e = e[tuple(slice(0, d) for d in shape)]
-        x = np.multiply(e, q, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN scales are data, not errors
+            x = np.multiply(e, q, dtype=np.float32)
         return {"x": x.astype({"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}[params["dtype"]])}
 
     @staticmethod
