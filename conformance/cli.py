@@ -381,14 +381,15 @@ def cmd_list(args) -> int:
     hello = runner.backend.hello
     applicable, excluded = [], defaultdict(list)
     for v in suite.vectors:
-        why = hello.capabilities.not_applicable(v)
+        why = runner.not_applicable(v)
         (excluded[why] if why else applicable).append(v.alias)
     runner.close()
     print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
           f"{len(suite.vectors)} vectors of suite {suite.name} apply")
     print("\n".join(f"  {alias}" for alias in applicable))
     if excluded:
-        print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities")
+        print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities "
+              "(or validation only, for a backend that does not validate)")
         for why, aliases in excluded.items():
             print(f"  {why} ({len(aliases)}):")
             print("\n".join(f"    {alias}" for alias in aliases))

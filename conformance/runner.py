@@ -71,17 +71,13 @@ class Runner:
         if not self._started:
             self.start()
         entry = self.expectations.lookup(vector)
-        why = self.backend.hello.capabilities.not_applicable(vector)
+        why = self.not_applicable(vector)
         if why:
             return self._verdict(vector, NOT_APPLICABLE, note=why)
         undefined = vector.expected[self.profile].undefined
         if undefined is not None:
             return self._verdict(vector, NOT_APPLICABLE, note=f"burn's behaviour under {self.profile} is undefined: "
                                                               f"{undefined}")
-        refused = vector.expected[self.profile].validation
-        if refused and not self.exact_burn and not self.backend.hello.capabilities.validates:
-            return self._verdict(vector, NOT_APPLICABLE, note=f"{VALIDATION_DECLINED}: burn refuses {refused} (the "
-                                                              "backend declares validates: false)")
         if entry is not None and entry.kind == "skip":
             return self._verdict(vector, SKIPPED, note=entry.describe())
         try:
@@ -97,6 +93,18 @@ class Runner:
             verdict.status = XFAILED if verdict.status == FAILED else XPASSED
             verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
         return verdict
+
+    def not_applicable(self, vector) -> str | None:
+        """Why the backend is not judged on ``vector``: outside its declared capabilities, or only burn's refusal
+        of an invalid request for a backend that declares ``validates: false`` (never with ``exact_burn``)."""
+        capabilities = self.backend.hello.capabilities
+        why = capabilities.not_applicable(vector)
+        if why:
+            return why
+        refused = vector.expected[self.profile].validation
+        if refused and not capabilities.validates and not self.exact_burn:
+            return f"{VALIDATION_DECLINED}: burn refuses {refused} (the backend declares validates: false)"
+        return None
 
     def _judge(self, vector, *, pinned_diagnosis: bool = False) -> Verdict:
         """``pinned_diagnosis``: an xfail entry pins a diagnosis, so it is computed even with diagnosis off."""
