@@ -164,7 +164,8 @@ def count_line(report: dict) -> str:
 
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
                 verbose: bool = False) -> str:
-    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK); failures are still
+    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK; after the accidents
+    line when the backend gave an acceptable outcome or had validation declined); failures are still
     shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
@@ -200,8 +201,10 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     if incomplete(report):
         lines += ["", incomplete(report)]
         verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
-    if accidents_line(report):
-        lines += ["", accidents_line(report)]
+    accidents_seen = report["summary"].get("accidents") or {}
+    if accidents_line(report) and not (quiet and not accidents_seen.get("gave_acceptable")
+                                       and not accidents_seen.get("validation_declined")):
+        lines += ["", accidents_line(report)]  # quiet: only when the claim is not burn's outcome throughout
     if quiet:
         profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
         text = "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict])
