@@ -47,6 +47,8 @@ def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme
         check_data_length(raw.size, shape, scheme, prof)
     _refuse_scheme(scheme, prof)
     codes, scales, glob = LOADS[prof.kernel](raw, shape, scheme, prof)
+    if prof.rewrites_to_dequantize:  # the held parts are written again (a loaded tensor met no writer yet)
+        to_bytes(QTensor(codes, scales, glob, scheme.with_store(NATIVE)), profile=prof)
     return _dequantize_held(QTensor(codes, scales, glob, scheme), codes, scales, glob, dtype, prof, stages)
 
 

@@ -156,6 +156,10 @@ class Profile:
     moves_packing_dim: bool = _flag()
     """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
     0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
+    rewrites_to_dequantize: bool = _flag()
+    """``dequantize`` writes the held codes, scales and global through ``QuantizedBytes::new`` again before
+    reading them back (burn-ndarray's ``dequantize``, ``ops/qtensor.rs:551``), so the writer's checks (a two-level
+    global must be f32) meet a tensor loaded from bytes too."""
     validates_data_length: bool = _flag()
     """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
     0.23.0-pre.1); before, only the reader's own checks applied."""
@@ -298,6 +302,7 @@ _NDARRAY = Profile(
     description="burn-ndarray 0.22.0-pre.3 (default build): x / s in f32, ties away from zero, 0 scale -> 0.1, "
                 "NaN panics; Native Q8F/Q8S (+ per-tensor Q2S) only",
     backend="ndarray",
+    rewrites_to_dequantize=True,
     quantize_checks=("ndarray.matrix",),
     tensor_values=frozenset({"Q8F", "Q8S", "Q2S"}),
     block_values=frozenset({"Q8F", "Q8S"}),

@@ -120,3 +120,16 @@ class _RowMajorOuterScales(loader_backend.Loader):
 def test_a_broken_loader_fails(broken, suite):
     from conformance.backends.python import PythonBackend
     assert any(v.status == "failed" for v in _run(PythonBackend(broken()), suite))
+
+
+def test_ndarray_writes_a_loaded_tensor_again_before_dequantizing():
+    """Q8S codes [1 -1 2 -2 3 -3 4 -4], UE4M3 block scales 1.0 (0x38) and 0.5 (0x30), an F16 global 0.5 (0x3800):
+    flex gives q * 0.5 * s; burn-ndarray's dequantize passes the parts through QuantizedBytes::new, whose assert
+    wants an f32 global (found by fuzzing real burn-ndarray)."""
+    scheme = dict(Q8S, tensor="F16", block={"size": [4], "dtype": "UE4M3"})
+    data = [1, 0xFF, 2, 0xFE, 3, 0xFD, 4, 0xFC, 0x38, 0x30, 0x00, 0x38]
+    want = np.float32([0.5, -0.5, 1, -1, 0.75, -0.75, 1, -1])
+    assert (bits(load(data, (8,), scheme, "burn-0.22.1/flex")) == bits(want)).all()
+    with pytest.raises(o.BurnPanic) as e:
+        load(data, (8,), scheme, "burn-0.22.1/ndarray")
+    assert e.value.code == "bytes.global_not_f32"

@@ -176,6 +176,13 @@ def _hand_worked() -> list:
     return [
         _lq("load_quantized/q8s-native/tensor-f32/spec-example", scheme("Q8S"), (4,), ex1,
             spec=("§7.4", "§6"), reason="spec §7.4 example 1: codes [-127, -71, 0, 35] times 0.014173228"),
+        _lq("load_quantized/q8s-native/two-level-global-f16/ndarray-rewrites",
+            scheme("Q8S", block=[4], block_dtype="UE4M3", tensor="F16"), (8,),
+            np.concatenate([i8(1, -1, 2, -2, 3, -3, 4, -4).view(np.uint8), u8(0x38, 0x30), f16(0.5).view(np.uint8)]),
+            spec=("§7.1", "§7.2", "§8 #4"),
+            reason="a two-level scheme with an F16 global: the reader takes its 2 bytes (flex dequantizes with "
+                   "global 0.5), but burn-ndarray's dequantize writes the loaded parts again and asserts an f32 "
+                   "global (found by fuzzing load_quantized)"),
         _lq("load_quantized/q4s-packedu32/tensor-f32/nibble-reread", scheme("Q4S", store=("PackedU32", 0)), (8,),
             nibbles, spec=("§7.2", "§7.3", "§11"),
             reason="the bytes burn <= 0.22.1 writes for Q4S PackedU32 codes [0 1 -1 2 -2 3 5 7] (one byte each): "
