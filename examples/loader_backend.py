@@ -8,8 +8,8 @@ one op a loader needs, ``load_quantized`` (docs/ops.md), with the ``loader`` cap
 What it implements, and where each rule is written down:
 
 * the bytes are ``[values | block scales | global]`` (docs/spec/bytes.md §7.1); the scale region is
-  ``num_params`` scales of the scheme's scale dtype (§1.8, §4.2), then 4 bytes of f32 global for a two-level
-  scheme;
+  ``num_params`` scales of the scheme's scale dtype (§1.8, §4.2), then a two-level scheme's global in its
+  per-tensor dtype (§7.2: 4 bytes of f32 as burn writes it);
 * the values: one byte per value for a Native store; a packed store in lines (§7.1b, burn >= 0.23.0-pre.1), or,
   in a burn 0.22 file, one byte per value whatever the store (§7.1);
 * the product ``x = f32(f32(global * s) * f32(q))`` with minifloat codes decoded by value (docs/spec/dequantize.md,
@@ -78,10 +78,10 @@ class Loader:
         block = scheme["block"]
         grid = ([-(-d // b) for d, b in zip(shape, block_dims(shape, block["size"]))] if block else [1])
         dtype = block["dtype"] if block else scheme["tensor"] or "F32"
-        glob_bytes = 4 if block and scheme["tensor"] else 0
+        glob_bytes = BYTES[scheme["tensor"]] if block and scheme["tensor"] else 0  # §7.2: the per-tensor dtype's size
         split = raw.size - math.prod(grid) * BYTES[dtype] - glob_bytes
         scales = decode_scales(raw[split: raw.size - glob_bytes], dtype)
-        glob = raw[raw.size - glob_bytes:].view("<f4")[0] if glob_bytes else None
+        glob = decode_scales(raw[raw.size - glob_bytes:], scheme["tensor"])[0] if glob_bytes else None
         kind, dim = store_of(scheme)
         if kind != "Native" and self.packed_lines and dim:  # §7.1b: block scales in the packed lines' order too
             scales = self.unswap(scales, grid, dim)
