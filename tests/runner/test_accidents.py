@@ -17,7 +17,7 @@ from conformance.protocol import Capabilities, ProtocolError
 from conformance.runner import Runner
 from conformance.vectors import load_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FLEX = "burn-0.22.1/flex"
 NIBBLES = "load_quantized/q4s-packedu32/tensor-f32/nibble-reread"
 TRUNCATED = "load_quantized/q8s-native/tensor-f32/truncated"

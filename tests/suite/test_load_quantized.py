@@ -18,7 +18,7 @@ from conformance import coverage
 from conformance.runner import Runner
 from conformance.vectors import load_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 import loader_backend  # noqa: E402
 
