@@ -50,6 +50,9 @@ def _main(argv: list[str] | None) -> int:
     p.add_argument("--report", metavar="JSON", help="write the full results as JSON")
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
+    p.add_argument("--exact-burn", action="store_true",
+                   help="the backend is burn itself: only burn's outcome passes (no acceptable alternative of a "
+                        "burn bug) and no validation vector is declined (docs/runner.md)")
     p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
     p.add_argument("--hello-timeout", type=float, default=60.0,
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
@@ -177,7 +180,7 @@ def cmd_run(args) -> int:
         if value:
             argv += [flag, value]
     argv += [f for f, on in (("--qc-strict", args.strict), ("--qc-strict-messages", args.strict_messages),
-                             ("--qc-no-diagnose", args.no_diagnose)) if on]
+                             ("--qc-no-diagnose", args.no_diagnose), ("--qc-exact-burn", args.exact_burn)) if on]
     progress = _Progress()
     code = pytest.main(argv + list(args.pytest_args), plugins=[progress])
     if progress.start_error:
@@ -404,14 +407,15 @@ def cmd_list(args) -> int:
     hello = runner.backend.hello
     applicable, excluded = [], defaultdict(list)
     for v in suite.vectors:
-        why = hello.capabilities.not_applicable(v)
+        why = runner.not_applicable(v)
         (excluded[why] if why else applicable).append(v.alias)
     runner.close()
     print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
           f"{len(suite.vectors)} vectors of suite {suite.name} apply")
     print("\n".join(f"  {alias}" for alias in applicable))
     if excluded:
-        print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities")
+        print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities "
+              "(or validation only, for a backend that does not validate)")
         for why, aliases in excluded.items():
             print(f"  {why} ({len(aliases)}):")
             print("\n".join(f"    {alias}" for alias in aliases))

@@ -29,6 +29,9 @@ CODE_FIELDS = {"E4M3": (1, 4, 3), "E5M2": (1, 5, 2), "E2M1": (1, 2, 1)}
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
 STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+# The note that starts a not-applicable verdict on a validation-only vector declined for a backend that declares
+# ``validates: false`` (conformance/accidents.py); reports count them apart.
+VALIDATION_DECLINED = "validation only, declined"
 # A failure kind of the runner itself (an exception while judging): the vector is failed, never lost.
 RUNNER_ERROR = "runner error"
 FAILURE_KINDS = ("mismatch", "wrong error", "unexpected error", "missing error", "message mismatch", "crashed",
@@ -49,6 +52,7 @@ class Verdict:
     tags: list[str] = field(default_factory=list)
     note: str = ""                # e.g. a tolerated message mismatch, an expectation's reason
     diagnosis: dict | None = None
+    gave: str = ""                # on a burn-bug expectation (accidents.py): "burn" or "acceptable", which one passed
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -76,8 +80,33 @@ def scheme_text(params: dict) -> str:
 # ---- judging --------------------------------------------------------------------------------------------
 
 def judge(vector, profile: str, outcome: Outcome, *, strict_messages: bool = False,
-          classify=None) -> Verdict:
-    """The verdict on one vector. ``classify(message) -> code`` infers codes a backend left out."""
+          classify=None, exact_burn: bool = False) -> Verdict:
+    """The verdict on one vector. ``classify(message) -> code`` infers codes a backend left out. Where the
+    expectation is a burn bug, the invariant-respecting outcome it lists as ``acceptable`` passes too, unless
+    ``exact_burn`` (burn's own builds must give burn's outcome)."""
+    v = _judge_burn(vector, profile, outcome, strict_messages, classify)
+    alternatives = vector.expected[profile].acceptable
+    if not alternatives:
+        return v
+    if v.status == PASSED:
+        v.gave = "burn"
+    elif not exact_burn and isinstance(outcome, Result):
+        accepted = next((a for a in alternatives if _gives(a, outcome, vector)), None)
+        if accepted is not None:
+            return Verdict(vector.id, vector.alias, vector.op, profile, PASSED, tags=list(vector.tags),
+                           gave="acceptable", note=f"not burn's outcome (a burn bug); acceptable: {accepted.why}")
+    return v
+
+
+def _gives(alternative, outcome: Result, vector) -> bool:
+    """Whether the reply gives an acceptable outcome: exactly the outputs and values it pins (others are free)."""
+    pinned = Result({k: v for k, v in outcome.outputs.items() if k in alternative.outputs},
+                    {k: v for k, v in outcome.values.items() if k in alternative.values})
+    return not diff_results(Result(alternative.outputs, alternative.values), pinned, {}, vector)
+
+
+def _judge_burn(vector, profile: str, outcome: Outcome, strict_messages: bool, classify) -> Verdict:
+    """The verdict against burn's own outcome under ``profile``."""
     exp = vector.expected[profile]
     v = Verdict(vector.id, vector.alias, vector.op, profile, FAILED, tags=list(vector.tags))
     head = lambda: _head(vector, profile)  # built only for a verdict that carries a message

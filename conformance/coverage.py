@@ -76,6 +76,8 @@ PLANES = (
           "packed dim x whether a line needs padding", (("store", ("PackedU32", "PackedNative")),
                                                          ("packed-dim", ("innermost", "outer")),
                                                          ("line", ("whole", "padded"))), ("to_bytes", "from_bytes")),
+    Plane("loader", "a loader's question (load_quantized): burn's stored bytes of every store with every scale dtype",
+          (("store", STORES), ("scale", SCALE_DTYPES)), ("load_quantized",)),
     Plane("minifloat", "E4M3/E5M2/E2M1 codes through the value classes a minifloat conversion can get wrong",
           (("value", ("E4M3", "E5M2", "E2M1")), ("class", ("nan", "signed-zero", "saturate"))),
           QUANTIZE),

@@ -37,6 +37,9 @@ def pytest_addoption(parser):
     g.addoption("--qc-timeout", type=float, default=30.0, metavar="S", help="per-vector timeout (out of process)")
     g.addoption("--qc-hello-timeout", type=float, default=60.0, metavar="S",
                 help="handshake timeout of a subprocess backend, at start and at each restart")
+    g.addoption("--qc-exact-burn", action="store_true",
+                help="the backend is burn itself: burn's outcome only (no acceptable alternative of a burn bug, no "
+                     "validation vector declined)")
     g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
 
 
@@ -117,7 +120,7 @@ class QcSession:
             self.runner = Runner(self.suite, opt("qc_backend"), profile=opt("qc_profile"),
                                  expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
                                  diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"),
-                                 hello_timeout=opt("qc_hello_timeout"))
+                                 hello_timeout=opt("qc_hello_timeout"), exact_burn=opt("qc_exact_burn"))
         except (VectorError, ExpectationsError, RunnerError) as e:
             raise pytest.UsageError(f"qconform: {e}") from None
         self.strict = opt("qc_strict")
@@ -249,7 +252,8 @@ class QcSession:
                  "oracle_version": self.suite.manifest.get("oracle_version")}
         return rep.build(verdicts, backend=self.backend_info or {"spec": self.runner.spec}, profile=profile,
                          suite=suite, stale=stale, strict=self.strict, started=self.started,
-                         selected=self.selected_count(), interrupted=self.interrupted)
+                         selected=self.selected_count(), interrupted=self.interrupted,
+                         exact_burn=self.runner.exact_burn)
 
     def selected_count(self) -> int:
         if self.config.option.collectonly:

@@ -30,6 +30,16 @@ CAPABILITY_KEYS = ("ops", "values", "stores", "modes", "levels", "scale_dtypes",
 # `per_op` narrows those keys for one op, e.g. {"pack_u32": {"values": ["Q8F", "Q8S"]}}: a backend whose library
 # packs only 8-bit codes still claims every value elsewhere.
 PER_OP_KEY = "per_op"
+# `validates: false`: the backend does not check its requests (a loader, a codec), so a vector whose expectation
+# is only burn's refusal of an invalid request is declined for it (conformance/accidents.py); default true.
+VALIDATES_KEY = "validates"
+
+# `preset`: a named set of capabilities for a common kind of implementation (docs/protocol.md, "Presets"); keys
+# given next to it replace the preset's.
+PRESET_KEY = "preset"
+PRESETS = {
+    "loader": {"ops": ["load_quantized"]},  # reconstructs burn's stored tensors, nothing else
+}
 
 
 class ProtocolError(Exception):
@@ -159,21 +169,33 @@ class Capabilities:
     input_dtypes: frozenset | None = None
     output_dtypes: frozenset | None = None
     per_op: tuple[tuple[str, Capabilities], ...] = ()
+    validates: bool = True
 
     @classmethod
     def from_json(cls, d: dict, *, nested: bool = False) -> Capabilities:
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {d!r:.200}")
-        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY}
+        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY, VALIDATES_KEY,
+                                                                  PRESET_KEY}
         unknown = set(d) - allowed
         if unknown:
             raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {sorted(allowed)}")
+        if PRESET_KEY in d and not nested:
+            name = d[PRESET_KEY]
+            if name not in PRESETS:
+                raise ProtocolError(f"unknown capabilities preset {name!r:.100}; known: {sorted(PRESETS)}")
+            d = PRESETS[name] | {k: v for k, v in d.items() if k != PRESET_KEY}
         out: dict = {}
         for key, items in d.items():
             if key == PER_OP_KEY:
                 if not isinstance(items, dict):
                     raise ProtocolError(f"capability 'per_op' must map op names to objects, got {items!r:.200}")
                 out[key] = tuple(sorted((op, cls.from_json(sub, nested=True)) for op, sub in items.items()))
+                continue
+            if key == VALIDATES_KEY:
+                if not isinstance(items, bool):
+                    raise ProtocolError(f"capability 'validates' must be true or false, got {items!r:.200}")
+                out[key] = items
                 continue
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                 raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
@@ -191,6 +213,8 @@ class Capabilities:
         out: dict = {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
         if self.per_op:
             out[PER_OP_KEY] = {op: caps.to_json() for op, caps in self.per_op}
+        if not self.validates:
+            out[VALIDATES_KEY] = False
         return out
 
     def not_applicable(self, vector) -> str | None:
@@ -238,7 +262,7 @@ def needs(vector) -> dict[str, set[str]]:
     floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
     need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()
                             if tensorio.dtype_name(a) in floats}
-    if vector.op == "dequantize" and dtype:
+    if vector.op in ("dequantize", "load_quantized") and dtype:
         need["output_dtypes"] = {dtype}
     elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
         need["output_dtypes"] = set(need["input_dtypes"])

@@ -13,7 +13,8 @@ from oracle import classify_panic
 
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
+from .compare import (FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, VALIDATION_DECLINED, XFAILED, XPASSED,
+                      Verdict)
 from .expectations import Expectations
 
 
@@ -34,13 +35,15 @@ class Runner:
     def __init__(self, suite, backend_spec: str, *, profile: str | None = None,
                  expectations: Expectations | None = None, strict_messages: bool = False,
                  diagnose: bool = True, timeout: float = 30.0, hello_timeout: float = 60.0, backend=None,
-                 candidates=None):
+                 candidates=None, exact_burn: bool = False):
+        """``exact_burn``: the backend is one of burn's own builds, judged by burn's outcome alone: no acceptable
+        alternative of a burn bug passes, and every validation vector applies (conformance/accidents.py)."""
         if profile is not None and profile not in suite.profiles:
             raise RunnerError(f"unknown profile {profile!r}: suite {suite.name} has {', '.join(suite.profiles)}")
         self.suite, self.spec, self.requested_profile = suite, backend_spec, profile
         self.expectations = expectations or Expectations.empty()
         self.strict_messages, self.want_diagnosis = strict_messages, diagnose
-        self.timeout, self.hello_timeout = timeout, hello_timeout
+        self.timeout, self.hello_timeout, self.exact_burn = timeout, hello_timeout, exact_burn
         self.backend, self.profile, self._candidates = backend, profile, candidates
         self._classify, self._started = classify_panic, False
 
@@ -68,7 +71,7 @@ class Runner:
         if not self._started:
             self.start()
         entry = self.expectations.lookup(vector)
-        why = self.backend.hello.capabilities.not_applicable(vector)
+        why = self.not_applicable(vector)
         if why:
             return self._verdict(vector, NOT_APPLICABLE, note=why)
         undefined = vector.expected[self.profile].undefined
@@ -91,11 +94,23 @@ class Runner:
             verdict.note = "; ".join(filter(None, [verdict.note, entry.describe()]))
         return verdict
 
+    def not_applicable(self, vector) -> str | None:
+        """Why the backend is not judged on ``vector``: outside its declared capabilities, or only burn's refusal
+        of an invalid request for a backend that declares ``validates: false`` (never with ``exact_burn``)."""
+        capabilities = self.backend.hello.capabilities
+        why = capabilities.not_applicable(vector)
+        if why:
+            return why
+        refused = vector.expected[self.profile].validation
+        if refused and not capabilities.validates and not self.exact_burn:
+            return f"{VALIDATION_DECLINED}: burn refuses {refused} (the backend declares validates: false)"
+        return None
+
     def _judge(self, vector, *, pinned_diagnosis: bool = False) -> Verdict:
         """``pinned_diagnosis``: an xfail entry pins a diagnosis, so it is computed even with diagnosis off."""
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
-                                classify=self._classify)
+                                classify=self._classify, exact_burn=self.exact_burn)
         if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
             verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
                                                          self.candidates())

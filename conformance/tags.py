@@ -78,14 +78,14 @@ def structural_tags(c: Case) -> set[str]:
             tags.add(f"{key}:{p[key]}")
     primary = next((c.inputs[k] for k in ("x", "codes", "min", "lhs", "scales", "bytes", "words") if k in c.inputs),
                    None)
-    if c.op == "dequantize":
+    if c.op in ("dequantize", "load_quantized"):
         tags.add(f"dtype:{p.get('dtype', 'f32')}")
     elif primary is not None and primary.dtype.kind == "f" or (primary is not None and primary.dtype.name == "bfloat16"):
         tags.add(f"dtype:{oracle.rounding.dtype_name(primary.dtype)}")
     shape = tuple(p["shape"]) if c.op == "scheme_info" else (None if primary is None else primary.shape)
     if shape is not None and c.op in ("quantize", "quantize_dynamic", "dequantize", "scheme_info", "compute_range",
-                                      "to_bytes", "from_bytes"):
-        if c.op == "from_bytes":
+                                      "to_bytes", "from_bytes", "load_quantized"):
+        if c.op in ("from_bytes", "load_quantized"):
             shape = tuple(p["shape"])
         tags |= _shape_tags(shape, p.get("scheme"))
     if "scheme" in p and shape is not None:  # the named formats (conformance/formats.py) the request is

@@ -50,6 +50,15 @@ class VectorError(ValueError):
 
 
 @dataclass(frozen=True)
+class Acceptable:
+    """An outcome a profile also accepts because its expectation is a burn bug (``conformance/accidents.py``):
+    the outputs and values it pins (the reply's others are not judged) and the invariant that makes it right."""
+    outputs: dict[str, np.ndarray]
+    values: dict
+    why: str
+
+
+@dataclass(frozen=True)
 class Expected:
     """What one profile expects of one vector: outputs (+ JSON values), an error {code, message}, or nothing
     (``undefined``: why burn's behaviour under the profile is undefined, so the vector does not apply)."""
@@ -60,14 +69,25 @@ class Expected:
     """The oracle's stages of this expectation (the format's ``intermediates``), for diagnosis only."""
     error: dict | None = None
     undefined: str | None = None
+    acceptable: tuple[Acceptable, ...] = ()
+    """Set only where the expectation is a burn bug: the invariant-respecting outcomes a backend that is not
+    burn may give instead (never accepted from burn's own builds, ``--exact-burn``)."""
+    validation: str | None = None
+    """Set only on an expected panic that refuses an invalid request (which one): declined for a backend that
+    declares ``"validates": false``."""
 
 
 def _spec_of(e: Expected) -> dict:
     if e.undefined is not None:
         return {"undefined": e.undefined}
+    alternatives = [{"outputs": a.outputs, "values": a.values, "why": a.why} for a in e.acceptable]
     if e.error is not None:
-        return {"error": e.error}
-    return {"outputs": e.outputs, "values": e.values, "compare": e.compare, "stages": e.stages}
+        return ({"error": e.error} | ({"acceptable": alternatives} if alternatives else {})
+                | ({"validation": e.validation} if e.validation else {}))
+    out = {"outputs": e.outputs, "values": e.values, "compare": e.compare, "stages": e.stages}
+    if alternatives:
+        out["acceptable"] = alternatives
+    return out
 
 
 @dataclass
@@ -347,7 +367,10 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
         err = e["error"]
         if not (isinstance(err, dict) and isinstance(err.get("code"), str) and isinstance(err.get("message"), str)):
             fail(f"{where}.error must be {{code, message}} strings")
-        return Expected(error=err)
+        refused = e.get("validation")
+        if refused is not None and (not isinstance(refused, str) or not refused.strip()):
+            fail(f"{where}.validation must say which invalid request the panic refuses (a string)")
+        return Expected(error=err, acceptable=_read_acceptable(e, where, refs, fail), validation=refused)
     if "undefined" in e:
         if not isinstance(e["undefined"], str) or not e["undefined"].strip():
             fail(f"{where}.undefined must say why (a string)")
@@ -368,7 +391,24 @@ def _read_expected(e, profile: str, refs, fail) -> Expected:
         stages = Stages.from_intermediates(refs(e.get("intermediates", {}), f"{where}.intermediates"))
     except ValueError as err:
         fail(f"{where}.intermediates: {err}")
-    return Expected(outputs, values, compare, stages)
+    return Expected(outputs, values, compare, stages, acceptable=_read_acceptable(e, where, refs, fail))
+
+
+def _read_acceptable(e: dict, where: str, refs, fail) -> tuple[Acceptable, ...]:
+    """``acceptable``: a list of ``{outputs, values, why}``, each pinning at least one output or value."""
+    alts = e.get("acceptable", [])
+    if not isinstance(alts, list):
+        fail(f"{where}.acceptable must be a list")
+    out = []
+    for i, a in enumerate(alts):
+        at = f"{where}.acceptable[{i}]"
+        if not isinstance(a, dict) or not isinstance(a.get("why"), str) or not a["why"].strip():
+            fail(f"{at} must be an object that says why (a 'why' string)")
+        outputs, values = refs(a.get("outputs", {}), f"{at}.outputs"), a.get("values", {})
+        if not isinstance(values, dict) or not (outputs or values):
+            fail(f"{at} pins neither an output nor a value")
+        out.append(Acceptable(outputs, values, a["why"]))
+    return tuple(out)
 
 
 def _check_tolerance(contract: dict, output, where: str, fail):
@@ -415,16 +455,23 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
 
 
 def _stored(e: dict, writer: _ShardWriter) -> dict:
-    """One profile's expectation as the manifest writes it, its tensors stored by reference."""
-    if "error" in e:
-        return {"error": dict(e["error"])}
+    """One profile's expectation as the manifest writes it, its tensors stored by reference; the accident fields
+    (``acceptable``, ``validation``, conformance/accidents.py) come with either form."""
     if "undefined" in e:
         return {"undefined": e["undefined"]}
-    out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
-           "values": e.get("values", {}), "compare": e.get("compare", {})}
-    intermediates = e["stages"].intermediates() if "stages" in e else {}
-    if intermediates:
-        out["intermediates"] = {k: writer.put_shared(a) for k, a in intermediates.items()}
+    if "error" in e:
+        out = {"error": dict(e["error"])}
+    else:
+        out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
+               "values": e.get("values", {}), "compare": e.get("compare", {})}
+        intermediates = e["stages"].intermediates() if "stages" in e else {}
+        if intermediates:
+            out["intermediates"] = {k: writer.put_shared(a) for k, a in intermediates.items()}
+    if e.get("acceptable"):
+        out["acceptable"] = [{"outputs": {k: writer.put_shared(a) for k, a in alt["outputs"].items()},
+                              "values": alt.get("values", {}), "why": alt["why"]} for alt in e["acceptable"]]
+    if e.get("validation"):
+        out["validation"] = e["validation"]
     return out
 
 

@@ -10,7 +10,7 @@ from .blocks import BlockLayout
 from .calibration import compute_range
 from .choices import ProfileError
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
-from .dequantize import dequantize
+from .dequantize import dequantize, load_quantized
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic, message_matches
 from .matmul import ternary_matmul
 from .ops import OPS, run
@@ -65,6 +65,7 @@ __all__ = [
     "encode_scales",
     "from_bytes",
     "get_profile",
+    "load_quantized",
     "pack_u32",
     "profiles",
     "quantizable",

@@ -115,7 +115,7 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     shape = tuple(shape)
     layout = prof.step(LAYOUTS)
     if validated and prof.validates_data_length:
-        _check_data_length(raw.size, shape, scheme, layout)
+        check_data_length(raw.size, shape, scheme, prof)
     glob_dtype = scheme.global_scale_dtype()
     glob_size = 0 if glob_dtype is None else glob_dtype.size
     scale_bytes = scheme.scale_dtype().size * num_params(shape, scheme) + glob_size
@@ -236,10 +236,11 @@ def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantSchem
 LAYOUTS = VALUE_LAYOUT.steps({"bytes": OneBytePerValue(), "packed_lines": PackedLines()})
 
 
-def _check_data_length(length: int, shape: tuple[int, ...], scheme: QuantScheme, layout) -> None:
+def check_data_length(length: int, shape: tuple[int, ...], scheme: QuantScheme, profile: Profile) -> None:
     """``TensorData::try_from_bytes`` of a QFloat dtype (burn-std >= 0.23.0-pre.1, data/tensor/base.rs:252-275):
     the layout must exist for ``shape`` (a packed dim within the rank, a block no longer than the rank) and the
     bytes must be exactly values + block scales + global."""
+    layout = profile.step(LAYOUTS)
     block = scheme.block_size()
     packed_dim_missing = scheme.store.kind != "Native" and scheme.store.dim >= max(len(shape), 1)
     if packed_dim_missing or (block is not None and len(block) > len(shape)):

@@ -14,13 +14,13 @@ import numpy as np
 
 from .blocks import layout_of
 from .choices import FLOAT_CODES, KERNEL
-from .codec import LAYOUTS, from_bytes, to_bytes
+from .codec import LAYOUTS, check_data_length, from_bytes, to_bytes
 from .errors import UndefinedBehaviour, panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
-from .scheme import NATIVE, QuantMode, QuantValue, shape_debug
+from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
 from .stages import Stages
 from .support import check_dequantize, check_from_data, native_vector_width
 
@@ -31,8 +31,31 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
     meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
     prof = get_profile(profile)
-    out = float_dtype(dtype)
     codes, scales, glob = _reload(qtensor, prof, checks=not held)
+    return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
+
+
+def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, dtype: str = "f32", *,
+                   profile: str | Profile = DEFAULT_PROFILE, stages: Stages | None = None) -> np.ndarray:
+    """``Tensor::from_data(TensorData::from_bytes_vec(data, shape, QFloat(scheme))).dequantize()``: the floats burn
+    reconstructs from a quantized tensor's *stored* bytes, as a loader of saved weights meets them. Unlike
+    :func:`dequantize` nothing is written first: the bytes (values in their store, scales in their stored dtype,
+    the global last) are read exactly as given, so a layout burn reads differently from how it writes shows."""
+    prof = get_profile(profile)
+    raw, shape = np.asarray(data, dtype=np.uint8).ravel(), tuple(shape)
+    if prof.validates_data_length:  # TensorData::from_bytes_vec checks the length first (burn-std >= 0.23)
+        check_data_length(raw.size, shape, scheme, prof)
+    _refuse_scheme(scheme, prof)
+    codes, scales, glob = prof.step(LOADS)(raw, shape, scheme, prof)
+    if prof.rewrites_to_dequantize:  # the held parts are written again (a loaded tensor met no writer yet)
+        to_bytes(QTensor(codes, scales, glob, scheme.with_store(NATIVE)), profile=prof)
+    return _dequantize_held(QTensor(codes, scales, glob, scheme), codes, scales, glob, dtype, prof, stages)
+
+
+def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, dtype: str,
+                     prof: Profile, stages: Stages | None) -> np.ndarray:
+    """The dequantize kernel on what the backend holds after ``q_from_data`` (``codes``, ``scales``, ``glob``)."""
+    out = float_dtype(dtype)
     check_dequantize(qtensor.scheme, codes.shape, prof)
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
@@ -56,12 +79,16 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
 
 def _reload(qt: QTensor, profile: Profile, checks: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
-    scheme = qt.scheme
     data = to_bytes(qt, profile=profile)
+    _refuse_scheme(qt.scheme, profile)
+    return profile.step(RELOADS)(qt, data, profile, checks)
+
+
+def _refuse_scheme(scheme, profile: Profile) -> None:
+    """``q_from_data`` of a scheme the backend cannot hold (burn-ndarray: only Symmetric Q8F/Q8S)."""
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
-    return profile.step(RELOADS)(qt, data, profile, checks)
 
 
 def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
@@ -74,6 +101,12 @@ def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
         # bytemuck::cast_slice to u32 words refuses after its packed-dim assert (observed on burn-flex; bytes read in through
         # TensorData::from_bytes_vec are not refused, so from_bytes has no such panic)
         raise panic("bytes.empty_unaligned")
+    return _load_cpu(data, shape, scheme, profile)
+
+
+def _load_cpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
+    """``into_vec_i8`` of the bytes, then ``TensorData::new(values, shape)`` (a count that does not fill the shape
+    panics) and, on flex, the check that a scale came with them."""
     held = from_bytes(data, shape, scheme, profile=profile)
     values, scales, glob = held.codes, held.scales, held.global_scale
     if values.size != math.prod(shape):
@@ -84,19 +117,24 @@ def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     return values.reshape(shape), scales, glob
 
 
+def _upload_checks(scheme, shape: tuple[int, ...], profile: Profile) -> None:
+    """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage checks)
+    and uploads the value bytes as they are: up to 0.22.1 they hold one byte per value, so 4/2-bit PackedU32 codes
+    (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants`` words)."""
+    check_from_data(scheme, shape, profile)
+    oversized = scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and math.prod(shape) > 0
+    if oversized and profile.oversized_upload_panic is not None:
+        raise panic(profile.oversized_upload_panic)
+
+
 def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
-    """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage
-    checks) and uploads the value bytes as they are: ``TensorData::quantized`` wrote one byte per value, so
-    4/2-bit PackedU32 codes (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants``
-    words). The scales are split off by size; the codes held are the logical ones given. Without ``checks``: a
-    tensor already held (moved on the device since its load) meets neither check again."""
+    """The GPU's ``q_from_data`` (``_upload_checks``) of ``TensorData::quantized`` bytes: the scales are split
+    off by size; the codes held are the logical ones given. Without ``checks``: a tensor already held (moved on
+    the device since its load) meets neither check again."""
     scheme, shape = qt.scheme, qt.codes.shape
     numel = math.prod(shape)
     if checks:
-        check_from_data(scheme, shape, profile)
-    oversized = checks and scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and numel > 0
-    if oversized and profile.oversized_upload_panic is not None:
-        raise panic(profile.oversized_upload_panic)
+        _upload_checks(scheme, shape, profile)
     held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
     if profile.max_vector_size <= 16 and np.asarray(qt.scales).size < layout_of(shape, scheme).block_count() \
             and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
@@ -104,7 +142,18 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
 
 
+def _load_gpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
+    """The GPU's ``q_from_data`` of stored bytes: the values are whatever precedes the scales (split off by size)."""
+    _upload_checks(scheme, shape, profile)
+    held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+    if held.codes.size != math.prod(shape):
+        raise UndefinedBehaviour("the value bytes do not fill the tensor's code buffer (not observed)")
+    return held.codes.reshape(shape), held.scales, held.global_scale
+
+
 RELOADS = KERNEL.steps({"cpu": _reload_cpu, "gpu": _reload_gpu})
+# The same, from bytes a caller stored (``load_quantized``): no parts to fall back on.
+LOADS = KERNEL.steps({"cpu": _load_cpu, "gpu": _load_gpu})
 
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
-from .dequantize import dequantize
+from .dequantize import dequantize, load_quantized
 from .layout import run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -85,6 +85,12 @@ def _quantize_dynamic(params, inputs, prof, stages) -> Outputs:
 
 def _dequantize(params, inputs, prof, stages) -> Outputs:
     return {"x": dequantize(_parts(inputs, params), params.get("dtype", "f32"), profile=prof, stages=stages)}
+
+
+def _load_quantized(params, inputs, prof, stages) -> Outputs:
+    """The floats burn reconstructs from a quantized tensor's stored bytes (a loader's question, docs/ops.md)."""
+    return {"x": load_quantized(inputs["bytes"], tuple(params["shape"]), _scheme(params), params.get("dtype", "f32"),
+                                profile=prof, stages=stages)}
 
 
 def _qlayout(params, inputs, prof, stages) -> Outputs:
@@ -167,6 +173,7 @@ OPS: dict[str, Callable[[dict, dict, Profile, Stages | None], Outputs]] = {
     "scheme_info": _scheme_info,
     "qlayout": _qlayout,
     "quantize_view": _quantize_view,
+    "load_quantized": _load_quantized,
 }
 
 

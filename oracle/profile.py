@@ -149,6 +149,10 @@ class Profile:
     moves_packing_dim: bool = _flag()
     """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
     0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
+    rewrites_to_dequantize: bool = _flag()
+    """``dequantize`` writes the held codes, scales and global through ``QuantizedBytes::new`` again before
+    reading them back (burn-ndarray's ``dequantize``, ``ops/qtensor.rs:551``), so the writer's checks (a two-level
+    global must be f32) meet a tensor loaded from bytes too."""
     validates_data_length: bool = _flag()
     """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
     0.23.0-pre.1); before, only the reader's own checks applied."""
@@ -311,7 +315,7 @@ CONCERNS: dict[str, tuple[str, ...]] = {
                    "requires_two_level_global", "checks_qtensor", "asserts_whole_blocks", "empty_global_panic",
                    "from_data_panic", "oversized_upload_panic", "empty_range_panic", "empty_max_panic",
                    "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce"),
-    "bytes": ("value_layout", "validates_data_length", "stores_as_native", "keeps_extra_scales",
+    "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
               "packed_outer_reads_memory_order", "stores_packed_axis_innermost"),
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block"),

@@ -17,6 +17,7 @@ _NDARRAY = Profile(
     description="burn-ndarray 0.22.0-pre.3 (default build): x / s in f32, ties away from zero, 0 scale -> 0.1, "
                 "NaN panics; Native Q8F/Q8S (+ per-tensor Q2S) only",
     backend="ndarray",
+    rewrites_to_dequantize=True,
     quantize_checks=("ndarray.matrix",),
     tensor_values=frozenset({"Q8F", "Q8S", "Q2S"}),
     block_values=frozenset({"Q8F", "Q8S"}),

@@ -22,7 +22,7 @@ status=0
 for binary in "${binaries[@]}"; do
     name=$(basename "$binary")
     echo "== $name against ${profile:-its own profile}"
-    .venv/bin/qconform run --backend "subprocess:$binary" ${profile:+--profile "$profile"} --strict-messages \
+    .venv/bin/qconform run --backend "subprocess:$binary" ${profile:+--profile "$profile"} --strict-messages --exact-burn \
         --report "out/burn-gpu/$name.json" || status=1
 done
 exit $status

@@ -36,7 +36,7 @@ status=0
 for binary in "${binaries[@]}"; do
     name=$(basename "$binary")
     echo "== $name ($("$binary" --hello | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["profile"])'))"
-    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --report "out/gpu-check/$name.json" \
+    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --exact-burn --report "out/gpu-check/$name.json" \
         || status=1
 done
 [ "$status" -eq 0 ] || fail "the suite diverges from the CUDA profile (reports in out/gpu-check/): the profile is wrong, or burn-cuda is"

@@ -501,6 +501,13 @@ def _from_bytes_of(d, profile, scheme, shape, inputs) -> FuzzCase:
     return FuzzCase("from_bytes", {"scheme": scheme, "shape": list(shape)}, {"bytes": blob})
 
 
+def load_quantized_cases(d, profile) -> FuzzCase:
+    """A loader's bytes: a real quantized tensor's as the profile's release writes them, sometimes cut short."""
+    case = from_bytes_cases(d, profile)
+    dtype = _favoured(d, profile.output_dtypes, list(FLOATS))
+    return FuzzCase("load_quantized", dict(case.params, dtype=dtype), case.inputs)
+
+
 def pack_u32_cases(d, profile) -> FuzzCase:
     value = d.pick(VALUES)
     lo, hi = _code_range(value)
@@ -747,13 +754,14 @@ OPS: dict[str, Callable] = {
     "scheme_info": scheme_info_cases,
     "qlayout": qlayout_cases,
     "quantize_view": quantize_view_cases,
+    "load_quantized": load_quantized_cases,
 }
 # Ops without a strategy yet.
 PENDING: tuple[str, ...] = ()
 # Ops drawn only when asked for (``--ops``), not in the default set CI fuzzes every build with: an op whose
 # strategy still finds divergences on a real build waits here until the oracle models them (qlayout did, until
 # burn-ndarray's kept scale lists and burn-tensor's identity short-cuts were modelled: docs/fuzzing.md).
-OPT_IN: tuple[str, ...] = ()
+OPT_IN: tuple[str, ...] = ("load_quantized",)  # until fuzzed against every real build
 DEFAULT_OPS = tuple(op for op in OPS if op not in OPT_IN)
 # Where quantization's arithmetic lives: drawn more often than the codec and bookkeeping ops.
 WEIGHTS = {"quantize_dynamic": 4, "quantize": 4, "dequantize": 2, "compute_q_params": 2, "compute_range": 2}

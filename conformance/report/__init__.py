@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .. import diagnose
-from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, XFAILED, XPASSED, Verdict
+from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, VALIDATION_DECLINED, XFAILED, XPASSED, Verdict
 from ..terminal import safe
 
 REPORT_VERSION = 1
@@ -35,16 +35,46 @@ def summary(verdicts: list[Verdict]) -> dict:
                 by_cell[tag].append(v)
     return {"total": counts(verdicts),
             "by_op": {k: counts(vs) for k, vs in sorted(by_op.items())},
-            "by_cell": {k: counts(vs) for k, vs in sorted(by_cell.items())}}
+            "by_cell": {k: counts(vs) for k, vs in sorted(by_cell.items())},
+            "accidents": accidents(verdicts)}
+
+
+def accidents(verdicts) -> dict:
+    """burn's accidents (conformance/accidents.py): validation-only vectors declined, and on the burn-bug vectors
+    that passed, how many gave burn's outcome and how many the invariant-respecting one."""
+    return {"validation_declined": sum(v.status == NOT_APPLICABLE and v.note.startswith(VALIDATION_DECLINED)
+                                       for v in verdicts),
+            "gave_burn": sum(v.gave == "burn" for v in verdicts),
+            "gave_acceptable": sum(v.gave == "acceptable" for v in verdicts)}
+
+
+def accidents_line(report: dict) -> str:
+    """What the run did with burn's accidents, or '' when it met none."""
+    a = report["summary"].get("accidents") or {}
+    parts = []
+    if a.get("gave_burn") or a.get("gave_acceptable"):
+        parts.append(f"burn-bug vectors passed: {a.get('gave_burn', 0)} with burn's outcome, "
+                     f"{a.get('gave_acceptable', 0)} with the invariant-respecting one")
+    if a.get("validation_declined"):
+        parts.append(f"{a['validation_declined']} validation-only vectors declined (the backend does not validate)")
+    if report.get("exact_burn"):
+        parts.append("judged as burn itself (--exact-burn)")
+    return "; ".join(parts)
+
+
+def arithmetic_only(report: dict) -> bool:
+    """The backend declares it does not validate its requests: its claim covers burn's arithmetic only."""
+    return (report["backend"].get("capabilities") or {}).get("validates") is False
 
 
 def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, stale: list[str],
-          strict: bool, started: float, selected: int | None = None, interrupted: bool = False) -> dict:
+          strict: bool, started: float, selected: int | None = None, interrupted: bool = False,
+          exact_burn: bool = False) -> dict:
     xpassed = [v.alias for v in verdicts if v.status == XPASSED]
     selected = len(verdicts) if selected is None else selected
     return {"qconform_report": REPORT_VERSION, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "duration_s": round(time.time() - started, 3), "backend": backend, "profile": profile,
-            "suite": suite, "strict": strict,
+            "suite": suite, "strict": strict, "exact_burn": exact_burn,
             "run": {"selected": selected, "not_run": max(0, selected - len(verdicts)), "interrupted": interrupted},
             "summary": summary(verdicts),
             "diagnosis": diagnose.summarize(verdicts),
@@ -134,7 +164,8 @@ def count_line(report: dict) -> str:
 
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
                 verbose: bool = False) -> str:
-    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK); failures are still
+    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK; after the accidents
+    line when the backend gave an acceptable outcome or had validation declined); failures are still
     shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
@@ -170,6 +201,10 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     if incomplete(report):
         lines += ["", incomplete(report)]
         verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
+    accidents_seen = report["summary"].get("accidents") or {}
+    if accidents_line(report) and not (quiet and not accidents_seen.get("gave_acceptable")
+                                       and not accidents_seen.get("validation_declined")):
+        lines += ["", accidents_line(report)]  # quiet: only when the claim is not burn's outcome throughout
     if quiet:
         profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
         text = "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict])
@@ -198,7 +233,10 @@ def statement(report: dict) -> str:
     b = report["backend"]
     who = f"{b.get('name', b.get('spec'))} {b.get('version', '')}".strip()
     verb = "conforms to" if conforms(report) else "does not conform to"
-    return f"{who} {verb} {report['profile']} on suite {suite_label(report)}: {count_line(report)}"
+    scope = " (arithmetic only: the backend does not validate its requests)" if arithmetic_only(report) else ""
+    extra = accidents_line(report)
+    return (f"{who} {verb} {report['profile']}{scope} on suite {suite_label(report)}: {count_line(report)}"
+            + (f"; {extra}" if extra else ""))
 
 
 def badge(report: dict) -> str:

@@ -37,7 +37,8 @@ def test_schema_agrees_with_the_runner_on_names():
     """The schema's closed lists are the runner's: a capability key or an op added to one must reach the
     other."""
     caps = SCHEMA["$defs"]["capabilities"]["properties"]
-    assert set(caps) == {*protocol.CAPABILITY_KEYS, "per_op"}
+    assert set(caps) == {*protocol.CAPABILITY_KEYS, protocol.PER_OP_KEY, protocol.VALIDATES_KEY, protocol.PRESET_KEY}
+    assert caps[protocol.PRESET_KEY]["enum"] == sorted(protocol.PRESETS)
     assert set(SCHEMA["$defs"]["opCapabilities"]["properties"]) == set(protocol.CAPABILITY_KEYS) - {"ops"}
     assert SCHEMA["$defs"]["request"]["properties"]["op"]["enum"] == list(OPS)
     assert SCHEMA["$defs"]["levels"]["items"]["enum"] == list(LEVELS)

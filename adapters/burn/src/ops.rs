@@ -38,6 +38,7 @@ pub const DEVICE_OPS: &[&str] = &[
     "ternary_matmul",
     "qlayout",
     "quantize_view",
+    "load_quantized",
 ];
 
 /// Every op name of docs/ops.md this harness serves (all of them; see docs/burn-harness.md for
@@ -59,6 +60,7 @@ pub const OPS: &[&str] = &[
     "scheme_info",
     "qlayout",
     "quantize_view",
+    "load_quantized",
 ];
 
 
@@ -142,6 +144,7 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         // Quantized tensors in motion (src/layout.rs).
         "qlayout" => crate::layout::qlayout::<T>(params, inputs),
         "quantize_view" => crate::layout::quantize_view::<T>(params, inputs),
+        "load_quantized" => load_quantized::<T>(params, inputs),
         other => fail("op.unknown", format!("unknown op {other:?}")),
     }
 }
@@ -282,6 +285,31 @@ fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fail
     let dtype = float_dtype_param(params, "dtype")?;
     let rank = input(inputs, "codes")?.shape.len();
     let data = quantized_data(scheme, inputs)?;
+    let out = if dtype == FloatDType::F32 {
+        let device = T::device();
+        with_rank!(rank, D, {
+            let q = Tensor::<D>::from_data(data, &device);
+            Ok::<_, Failure>(q.dequantize().into_data())
+        })?
+    } else {
+        let q = T::B::q_from_data(data, &T::backend_device());
+        read("float_into_data", T::B::float_into_data(T::B::dequantize(q, dtype)))?
+    };
+    Ok(Output::tensors(vec![("x".into(), data_to_arr(&out, None)?)]))
+}
+
+/// A loader's question: `Tensor::from_data(TensorData::from_bytes_vec(bytes, shape, QFloat(scheme)))`
+/// then `dequantize()`, on the bytes exactly as a saved tensor holds them (values in their store,
+/// scales in their stored dtype, the global last). As for `dequantize`, an f16/bf16 result goes
+/// through the backend's `q_from_data` + `dequantize(.., dtype)`.
+fn load_quantized<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
+    let scheme = scheme_param(params)?;
+    let shape = usize_list(params.get("shape"), "shape")?;
+    let dtype = float_dtype_param(params, "dtype")?;
+    let bytes = input(inputs, "bytes")?;
+    want_dtype(bytes, "bytes", Dtype::U8)?;
+    let rank = shape.len();
+    let data = TensorData::from_bytes_vec(bytes.data.clone(), shape, DType::QFloat(scheme));
     let out = if dtype == FloatDType::F32 {
         let device = T::device();
         with_rank!(rank, D, {

@@ -1,0 +1,135 @@
+"""burn's accidents are not requirements (conformance/accidents.py): a burn-bug vector accepts the
+invariant-respecting outcome from a backend that is not burn, and says which one it got; burn's own builds
+(``exact_burn``) must still give burn's; a backend declaring ``validates: false`` has validation-only vectors
+declined, counted, and its statement says "arithmetic only"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance import accidents
+from conformance import report as rep
+from conformance.backends.python import PythonBackend
+from conformance.protocol import Capabilities, ProtocolError
+from conformance.runner import Runner
+from conformance.vectors import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+FLEX = "burn-0.22.1/flex"
+NIBBLES = "load_quantized/q4s-packedu32/tensor-f32/nibble-reread"
+TRUNCATED = "load_quantized/q8s-native/tensor-f32/truncated"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return load_suite(ROOT / "vectors" / "core")
+
+
+class Fixed:
+    """Answers every request with one fixed reply (or raises it), claiming ``caps``."""
+
+    def __init__(self, reply, caps=None):
+        self.reply, self.caps = reply, caps or {}
+
+    def hello(self):
+        return {"name": "fixed", "version": "0", "profile": FLEX, "capabilities": self.caps}
+
+    def run(self, op, params, inputs):
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def verdict(suite, alias, reply, *, caps=None, exact_burn=False):
+    runner = Runner(suite, "python:fixed", backend=PythonBackend(Fixed(reply, caps)), diagnose=False,
+                    exact_burn=exact_burn)
+    return runner.start().run_vector(suite.get(alias))
+
+
+def test_the_nibble_bug_accepts_the_values_as_written(suite):
+    """Hand-worked: the bytes hold codes [0 1 -1 2 -2 3 5 7] one byte each and the scale 0.5; burn 0.22.1 rereads
+    them as nibbles ([0 0 0.5 0 -0.5 -0.5 1 0]); the invariant-respecting outcome is the codes as written, times
+    0.5."""
+    written = np.float32([0, 0.5, -0.5, 1, -1, 1.5, 2.5, 3.5])
+    exp = suite.get(NIBBLES).expected[FLEX]
+    assert [a.outputs["x"].view(np.uint32).tolist() for a in exp.acceptable] == [written.view(np.uint32).tolist()]
+    v = verdict(suite, NIBBLES, {"x": written})
+    assert (v.status, v.gave) == ("passed", "acceptable")
+    burns = verdict(suite, NIBBLES, {"x": np.float32([0, 0, 0.5, 0, -0.5, -0.5, 1, 0])})
+    assert (burns.status, burns.gave) == ("passed", "burn")
+    assert verdict(suite, NIBBLES, {"x": written * 2}).status == "failed"
+
+
+def test_burns_own_builds_must_give_burns_outcome(suite):
+    v = verdict(suite, NIBBLES, {"x": np.float32([0, 0.5, -0.5, 1, -1, 1.5, 2.5, 3.5])}, exact_burn=True)
+    assert v.status == "failed"
+
+
+def test_a_pure_move_accepts_the_moved_values(suite):
+    """ndarray's per-block flip keeps the scale list (docs/findings.md): the moved dequantized input is
+    acceptable, whatever codes come with it."""
+    vec = suite.get("qlayout/q8s/block/flip-cols")
+    exp = vec.expected["burn-0.22.1/ndarray"]
+    (alt,) = exp.acceptable
+    assert "accident:burn-bug" in vec.tags and set(alt.outputs) == {"x"}
+    assert not np.array_equal(alt.outputs["x"], exp.outputs["x"])
+    runner = Runner(suite, "python:fixed", profile="burn-0.22.1/ndarray", diagnose=False,
+                    backend=PythonBackend(Fixed({"x": alt.outputs["x"], "codes": np.zeros(1, np.int8),
+                                                 "quantized": True})))
+    v = runner.start().run_vector(vec)
+    assert (v.status, v.gave) == ("passed", "acceptable")
+
+
+def test_validation_only_vectors_are_declined_for_a_backend_that_does_not_validate(suite):
+    x = {"x": np.zeros(4, np.float32)}
+    v = verdict(suite, TRUNCATED, x, caps={"ops": ["load_quantized"], "validates": False})
+    assert v.status == "not applicable" and v.note.startswith("validation only, declined")
+    assert verdict(suite, TRUNCATED, x, caps={"ops": ["load_quantized"]}).status == "failed"
+    assert verdict(suite, TRUNCATED, x, caps={"validates": False}, exact_burn=True).status == "failed"
+
+
+def test_a_move_that_breaks_a_valid_tensor_is_not_validation(suite):
+    """ndarray's block-count panic after slicing a per-block tensor refuses nothing the caller asked: burn's bug."""
+    exp = suite.get("qlayout/q8s/block/slice-rows").expected["burn-0.22.1/ndarray"]
+    assert exp.error["code"] == "ndarray.block_count" and exp.validation is None
+
+
+def test_every_validation_entry_is_a_validation_code(suite):
+    seen = 0
+    for v in suite.vectors:
+        for e in v.expected.values():
+            if e.validation:
+                seen += 1
+                assert e.error["code"] in accidents.VALIDATION and "accident:validation" in v.tags
+    assert seen > 50
+
+
+def test_the_statement_of_a_backend_that_does_not_validate_says_arithmetic_only(suite):
+    vectors = [v for v in suite.vectors if v.op == "load_quantized"]
+    import sys
+    sys.path.insert(0, str(ROOT / "examples"))
+    import loader_backend
+    for cls, scoped in ((loader_backend.Loader, True), (Fixed, False)):
+        obj = cls() if cls is not Fixed else Fixed({"x": np.zeros(1, np.float32)}, {"ops": ["load_quantized"]})
+        runner = Runner(suite, "python:x", backend=PythonBackend(obj), diagnose=False)
+        runner.start()
+        verdicts = [runner.run_vector(v) for v in vectors]
+        report = rep.build(verdicts, backend=obj.hello(), profile=runner.profile,
+                           suite={"name": "core", "vectors": len(vectors), "digest": "x"}, stale=[], strict=False,
+                           started=0.0)
+        assert ("arithmetic only" in rep.statement(report)) is scoped
+        if scoped:
+            assert report["summary"]["accidents"]["validation_declined"] > 0
+
+
+def test_capabilities_validates_and_the_loader_preset():
+    assert Capabilities.from_json({"validates": False}).validates is False
+    assert Capabilities.from_json({}).validates is True
+    assert Capabilities.from_json({"preset": "loader"}).ops == frozenset({"load_quantized"})
+    assert Capabilities.from_json({"preset": "loader", "ops": ["dequantize"]}).ops == frozenset({"dequantize"})
+    for bad in ({"validates": "no"}, {"preset": "codec"}):
+        with pytest.raises(ProtocolError):
+            Capabilities.from_json(bad)
