@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--statement", action="store_true",
                    help="print only the one-line conformance statement (for a README)")
     p.add_argument("--badge", metavar="SVG", help="write a small SVG badge of the result")
+    p.add_argument("--junit", metavar="XML", help="write JUnit XML (not-applicable vectors left out)")
+    p.add_argument("--junit-all", action="store_true", help="with --junit: keep the not-applicable vectors")
     p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
 
     p = sub.add_parser("explain", help="show one vector: inputs, expected outputs, intermediates")
@@ -201,6 +203,10 @@ def cmd_report(args) -> int:
     if args.badge:
         Path(args.badge).write_text(rep.badge(report))
         print(f"wrote {args.badge}", file=sys.stderr)
+    if args.junit:
+        from .report.junit import junit_xml
+        Path(args.junit).write_text(junit_xml(report, keep_not_applicable=args.junit_all))
+        print(f"wrote {args.junit}", file=sys.stderr)
     if args.html:
         from .report.html import render
         Path(args.html).write_text(render(report))
@@ -383,6 +389,7 @@ def cmd_list(args) -> int:
     runner.close()
     print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
           f"{len(suite.vectors)} vectors of suite {suite.name} apply")
+    print("\n".join(_format_counts(hello.capabilities, suite.vectors)))
     print("\n".join(f"  {alias}" for alias in applicable))
     if excluded:
         print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities")
@@ -390,6 +397,20 @@ def cmd_list(args) -> int:
             print(f"  {why} ({len(aliases)}):")
             print("\n".join(f"    {alias}" for alias in aliases))
     return 0
+
+
+def _format_counts(caps, vectors) -> list[str]:
+    """``qconform list``'s table: applicable vectors per declared format and op (a 0 is shown as 'no vector')."""
+    from .protocol import applicable_by_format
+    table = applicable_by_format(caps, vectors)
+    if not table:
+        return []
+    width = max(len(label) for label in table)
+    lines = ["applicable vectors per declared format and op:"]
+    for label, per_op in table.items():
+        cells = ", ".join(f"{op} {n}" if n else f"{op}: no vector" for op, n in per_op.items())
+        lines.append(f"  {label:<{width}}  {cells}")
+    return lines + [""]
 
 
 def cmd_repro(args) -> int:
