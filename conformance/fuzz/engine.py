@@ -31,7 +31,7 @@ from .. import diagnose
 from ..cases import Case
 from ..compare import FAILED
 from ..generate import PROFILES, TOLERANT_OPS, CaseError, _canonical_json, expect
-from ..protocol import Error, Fault
+from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..vectors import Expected, Vector, vector_id, write_suite
@@ -399,6 +399,8 @@ def outcome_bytes(outcome, contracts: dict) -> bytes:
     zeros distinct); an output under an ``allclose`` contract contributes only its dtype and shape."""
     if isinstance(outcome, Fault):
         return f"fault:{outcome.kind}".encode()
+    if isinstance(outcome, Declined):  # a declined case hashes alike whatever the reason: it was not answered
+        return b"declined"
     if isinstance(outcome, Error):
         code = outcome.code
         if code is None:
