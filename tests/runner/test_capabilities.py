@@ -240,6 +240,10 @@ def test_declined_over_the_wire_and_a_v1_backend_that_declines_is_a_protocol_err
     report = json.loads((tmp_path / "r.json").read_text())
     assert {v["status"] for v in report["verdicts"]} == {DECLINED}
     assert {v["note"] for v in report["verdicts"]} == {"this codec implements no such request"}
+    page = cli("report", "r.json", "--html", "r.html", env=env, cwd=tmp_path)
+    assert page.returncode == 0 and "Declined by the backend (6)" in (tmp_path / "r.html").read_text()
+    plugin = cli("run", "--backend", cmd(), "--vectors", str(suite_dir), "--", "-q", env=env, cwd=tmp_path)
+    assert "declined by the backend ('unsupported'): 6 vectors" in plugin.stdout  # pytest's own summary section
     v1 = cli("run", "--backend", cmd("--speak", "1"), "--vectors", str(suite_dir), "-q", env=env, cwd=tmp_path)
     assert v1.returncode == 1 and "an 'unsupported' reply needs protocol 2" in v1.stdout
 
