@@ -158,10 +158,12 @@ class Pattern:
         """What the backend declared: the format's name, or the pattern object."""
         return self.named if self.named else json.loads(self.source)
 
-    def mismatch(self, vector) -> str | None:
-        """Why ``vector`` is not this format (the first key that excludes it), or None when it is."""
+    def mismatch(self, vector, scheme: QuantScheme | None = None) -> str | None:
+        """Why ``vector`` is not this format (the first key that excludes it), or None when it is. ``scheme``:
+        the vector's, already parsed (a caller matching many patterns parses it once)."""
         params, shape = vector.params, tensor_shape(vector)
-        scheme = QuantScheme.from_json(params["scheme"]) if "scheme" in params else None
+        if scheme is None and "scheme" in params:
+            scheme = QuantScheme.from_json(params["scheme"])
         checks = []
         if scheme is not None:
             scales = {"block_dtype": scheme.block and scheme.block.dtype.name,

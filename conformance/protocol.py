@@ -254,7 +254,9 @@ class Capabilities:
 
     def formats_of(self, vector) -> list[str]:
         """The labels of the declared formats ``vector`` is (for its op); [] when none are declared."""
-        return [p.label for p in self.patterns_for(vector.op) or () if p.mismatch(vector) is None]
+        patterns = self.patterns_for(vector.op) or ()
+        scheme = scheme_of(vector.params) if patterns else None
+        return [p.label for p in patterns if p.mismatch(vector, scheme) is None]
 
     def not_applicable(self, vector) -> str | None:
         """Why a vector is outside these capabilities, or None if the backend claims it."""
@@ -304,7 +306,8 @@ def _patterns(items) -> tuple[Pattern, ...]:
 
 def _no_format(patterns: tuple[Pattern, ...], vector) -> str | None:
     """None when ``vector`` matches one of ``patterns``; else why not, naming the first pattern's reason."""
-    reasons = [p.mismatch(vector) for p in patterns]
+    scheme = scheme_of(vector.params)
+    reasons = [p.mismatch(vector, scheme) for p in patterns]
     if any(r is None for r in reasons):
         return None
     return f"matches no declared format ({patterns[0].label}: {reasons[0]}" + \
