@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     _backend_args(p)
     p.add_argument("--expectations", metavar="TOML")
     p.add_argument("--report", metavar="JSON", help="write the full results as JSON")
+    _junit_args(p)
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
     p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
@@ -57,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--statement", action="store_true",
                    help="print only the one-line conformance statement (for a README)")
     p.add_argument("--badge", metavar="SVG", help="write a small SVG badge of the result")
-    p.add_argument("--junit", metavar="XML", help="write JUnit XML (not-applicable vectors left out)")
-    p.add_argument("--junit-all", action="store_true", help="with --junit: keep the not-applicable vectors")
+    _junit_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
 
     p = sub.add_parser("explain", help="show one vector: inputs, expected outputs, intermediates")
@@ -100,6 +100,18 @@ def _server_limits(p):
     for f in fields(Limits):
         p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default, metavar="N",
                        help=f"server limit (default {f.default})")
+
+
+def _junit_args(p):
+    p.add_argument("--junit", metavar="XML", help="write JUnit XML (not-applicable vectors left out)")
+    p.add_argument("--junit-all", action="store_true", help="with --junit: keep the not-applicable vectors")
+
+
+def _write_junit(args, report) -> None:
+    if args.junit:
+        from .report.junit import junit_xml
+        Path(args.junit).write_text(junit_xml(report, keep_not_applicable=args.junit_all))
+        print(f"wrote {args.junit}", file=sys.stderr)
 
 
 def _backend_args(p):
@@ -171,6 +183,7 @@ def cmd_run(args) -> int:
         return 3
     if progress.final is None:
         return int(code) or 3
+    _write_junit(args, progress.final)
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
         from . import report as rep
         print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose))
@@ -203,10 +216,7 @@ def cmd_report(args) -> int:
     if args.badge:
         Path(args.badge).write_text(rep.badge(report))
         print(f"wrote {args.badge}", file=sys.stderr)
-    if args.junit:
-        from .report.junit import junit_xml
-        Path(args.junit).write_text(junit_xml(report, keep_not_applicable=args.junit_all))
-        print(f"wrote {args.junit}", file=sys.stderr)
+    _write_junit(args, report)
     if args.html:
         from .report.html import render
         Path(args.html).write_text(render(report))

@@ -232,8 +232,11 @@ def test_a_declined_vector_is_counted_and_listed_never_failed(suite_dir):
 
 def test_declined_over_the_wire_and_a_v1_backend_that_declines_is_a_protocol_error(tmp_path, suite_dir, env):
     cmd = lambda *extra: "subprocess:" + shlex.join([sys.executable, str(HERE / "declining_backend.py"), *extra])
-    r = cli("run", "--backend", cmd(), "--vectors", str(suite_dir), "--report", "r.json", "-q", env=env, cwd=tmp_path)
+    r = cli("run", "--backend", cmd(), "--vectors", str(suite_dir), "--report", "r.json", "-q", "--junit", "j.xml",
+            env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+    junit = ET.parse(tmp_path / "j.xml").getroot()
+    assert (junit.get("tests"), junit.get("skipped"), junit.get("failures")) == ("6", "6", "0")
     assert "0 passed, 0 failed, 6 declined, 0 not applicable of 6 vectors" in r.stdout
     assert r.stdout.strip().splitlines()[-1].startswith("OK (no failures), but no conformance claim: "
                                                         "no applicable vector passed")
