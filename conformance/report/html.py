@@ -61,6 +61,14 @@ def _table(title: str, rows: dict[str, dict[str, int]]) -> str:
     return f"<table><tr><th>{_e(title)}</th>{head}</tr>{body}</table>"
 
 
+def _statement(report: dict) -> str:
+    """The conformance statement, or why a hand-edited report has none (its counts are not all numbers)."""
+    try:
+        return statement(report)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return "no conformance statement: the report's counts or names are malformed"
+
+
 def render(report: dict) -> str:
     s, b, verdicts = report["summary"], report["backend"], report["verdicts"]
     ok = not failed(report)
@@ -81,7 +89,7 @@ def render(report: dict) -> str:
         f"{_e(report['duration_s'])} s: "
         f"<span class='{'ok' if ok else 'bad'}'>{'OK' if ok else _e(word)}</span></p>"),
         f"<p class='bad'>{_e(incomplete(report))}</p>" if incomplete(report) else "",
-        f"<p class='statement'>{_e(statement(report))}</p>",
+        f"<p class='statement'>{_e(_statement(report))}</p>",
         _table("total", {"all vectors": s["total"]}),
         f"<div class='legend'>{legend}</div>", stacked_bars(s["by_op"], "results per op"),
     ]
