@@ -29,7 +29,7 @@ import oracle
 
 from .. import diagnose
 from ..cases import Case
-from ..compare import FAILED
+from ..compare import FAILED, PASSED
 from ..generate import PROFILES, TOLERANT_OPS, CaseError, _canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
@@ -368,7 +368,9 @@ class FuzzReport:
                f"backend {self.backend}, profile {self.profile}"),
                "  " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))]
         if not self.divergences:
-            out.append("  no divergence")
+            # a backend that declined (or was not given) every case has shown nothing: say so, not just "no divergence"
+            judged = self.statuses.get(PASSED, 0) + self.statuses.get(FAILED, 0)
+            out.append("  no divergence" if judged else "  no divergence, but no case was judged (passed or failed)")
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")

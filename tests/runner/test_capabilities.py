@@ -320,3 +320,11 @@ def test_junit_leaves_not_applicable_out_unless_asked_and_keeps_the_one_total(tm
     everything = ET.fromstring(junit_xml(r, keep_not_applicable=True))
     assert int(everything.get("tests")) == 682 == len(list(everything.iter("testcase")))
     assert int(everything.get("skipped")) == t[NOT_APPLICABLE]
+
+
+def test_the_fuzz_summary_counts_declined_cases_and_does_not_call_them_a_clean_run():
+    from conformance.fuzz.engine import FuzzReport
+    declined = FuzzReport("b", PROFILE, 1, None, cases=5, statuses={DECLINED: 5})
+    assert declined.lines()[1:] == ["  declined 5", "  no divergence, but no case was judged (passed or failed)"]
+    judged = FuzzReport("b", PROFILE, 1, None, cases=5, statuses={DECLINED: 2, PASSED: 3})
+    assert judged.lines()[1:] == ["  declined 2, passed 3", "  no divergence"]
