@@ -328,3 +328,13 @@ def test_the_fuzz_summary_counts_declined_cases_and_does_not_call_them_a_clean_r
     assert declined.lines()[1:] == ["  declined 5", "  no divergence, but no case was judged (passed or failed)"]
     judged = FuzzReport("b", PROFILE, 1, None, cases=5, statuses={DECLINED: 2, PASSED: 3})
     assert judged.lines()[1:] == ["  declined 2, passed 3", "  no divergence"]
+
+
+def test_protocol_md_lists_the_registry_as_it_is():
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    rows = [line.split("|")[1:-1] for line in text.splitlines() if line.startswith("| `")
+            and line.split("|")[1].strip().strip("`") in FORMATS]
+    documented = {cells[0].strip().strip("`"): [c.strip() for c in cells[1:]] for cells in rows}
+    assert documented == {f.name: [f.value.name, ", ".join(f.stores), "per-tensor" if f.block is None else str(f.block),
+                                   f.block_dtype.name if f.block_dtype else "-",
+                                   f.tensor_dtype.name if f.tensor_dtype else "-"] for f in FORMATS.values()}
