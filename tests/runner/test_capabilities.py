@@ -338,3 +338,18 @@ def test_protocol_md_lists_the_registry_as_it_is():
     assert documented == {f.name: [f.value.name, ", ".join(f.stores), "per-tensor" if f.block is None else str(f.block),
                                    f.block_dtype.name if f.block_dtype else "-",
                                    f.tensor_dtype.name if f.tensor_dtype else "-"] for f in FORMATS.values()}
+
+
+def test_declined_through_qconform_serve(suite_dir, env):
+    from test_http_faults import serving
+
+    from conformance.backends.http import HttpBackend
+    backend = "subprocess:" + shlex.join([sys.executable, str(HERE / "declining_backend.py"),
+                                          "--caps", json.dumps({"formats": ["int8"]})])
+    with serving(env=env, backend=backend) as (host, port, _):
+        b = HttpBackend(f"http://{host}:{port}", timeout=10)
+        v = load_suite(suite_dir).get("quantize/q8s/plain")
+        outcome = b.run(v.op, v.params, v.inputs)
+        b.close()
+    assert b.hello.protocol == 2 and [p.label for p in b.hello.capabilities.formats] == ["int8"]
+    assert outcome == Declined("this codec implements no such request")
