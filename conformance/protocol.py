@@ -238,6 +238,12 @@ class Capabilities:
             out[PER_OP_KEY] = {op: caps.to_json() for op, caps in self.per_op}
         return out
 
+    @cached_property
+    def needs_protocol(self) -> int:
+        """The first protocol version that can say these capabilities (2 for formats or validates: false)."""
+        formats = self.formats is not None or any(c.formats is not None for _, c in self.per_op)
+        return 2 if formats or not self.validates else 1
+
     def patterns_for(self, op: str) -> tuple[Pattern, ...] | None:
         """The formats declared for ``op``: its per_op ``formats`` if any, else the top-level ones (None: none
         declared). Both must match when both are given; the narrower ones label the vector."""
@@ -362,10 +368,8 @@ def hello_for(hello: Hello, offer: dict) -> dict:
     """The hello reply to a runner's ``offer`` (its hello message): the backend's own version if offered, else
     version 1 when the capabilities need nothing newer; else a ``protocol.version`` error (``qconform serve``)."""
     offered = offer.get("protocols") if isinstance(offer.get("protocols"), list) else [offer.get("protocol")]
-    caps = hello.capabilities
-    version = hello.protocol if hello.protocol in offered else \
-        1 if 1 in offered and caps.formats is None and caps.validates and not any(
-            c.formats is not None for _, c in caps.per_op) else None
+    usable = [v for v in PROTOCOLS if v in offered and hello.capabilities.needs_protocol <= v <= hello.protocol]
+    version = max(usable, default=None)
     if version is None:
         return {"type": "error", "error": {"code": "protocol.version", "message":
                 f"this backend speaks protocol {hello.protocol}; the runner offered {offered!r:.60}"}}
@@ -390,11 +394,11 @@ def parse_hello(obj: dict) -> Hello:
     profile = obj.get("profile")
     if profile is not None and not isinstance(profile, str):
         raise ProtocolError(f"hello 'profile' must be a string, got {profile!r:.100}")
-    caps = obj.get("capabilities") or {}
-    if version < 2 and isinstance(caps, dict) and {FORMATS_KEY, VALIDATES_KEY} & set(caps):
-        raise ProtocolError(f"capabilities {sorted({FORMATS_KEY, VALIDATES_KEY} & set(caps))} need protocol 2; "
-                            f"the hello says protocol {version}")
-    return Hello(obj["name"], obj["version"], profile, Capabilities.from_json(caps), version)
+    caps = Capabilities.from_json(obj.get("capabilities") or {})
+    if version < caps.needs_protocol:
+        raise ProtocolError(f"capabilities 'formats' and 'validates' need protocol {caps.needs_protocol}; the hello "
+                            f"says protocol {version}")
+    return Hello(obj["name"], obj["version"], profile, caps, version)
 
 
 # ---- requests and replies -------------------------------------------------------------------------------
