@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 
 from oracle.scheme import QuantScheme
-from oracle.vocabulary import LEVELS, SCALE_OPS, level
+from oracle.vocabulary import FLOAT_DTYPES, LEVELS, MODES, SCALE_DTYPES, SCALE_OPS, STORES, VALUES, level
 
 from .formats import ROW, FORMATS, Format
 
@@ -88,11 +88,23 @@ def parse_block(raw) -> BlockRule:
                        f"{{\"last_dim\": [16, 32]}}; got {raw!r:.120}")
 
 
+# The names each key accepts (burn's, from oracle.vocabulary): a typo is an error, never a pattern matching nothing.
+KNOWN = {"value": VALUES, "store": STORES, "mode": MODES, "level": LEVELS, "input_dtypes": FLOAT_DTYPES,
+         "block_dtype": SCALE_DTYPES, "tensor_dtype": SCALE_DTYPES}
+
+
+def _known(key: str, items: frozenset) -> frozenset:
+    unknown = sorted(str(i) for i in items - set(KNOWN[key]) - {None})
+    if unknown:
+        raise PatternError(f"unknown {key} {', '.join(unknown)}; known: {', '.join(KNOWN[key])}")
+    return items
+
+
 def _names(key: str, raw) -> frozenset:
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
         raise PatternError(f"{key!r} must be a name or a non-empty list of names, got {raw!r:.120}")
-    return frozenset(items)
+    return _known(key, frozenset(items))
 
 
 def _dtypes(key: str, raw) -> frozenset:
@@ -100,7 +112,7 @@ def _dtypes(key: str, raw) -> frozenset:
     items = raw if isinstance(raw, list) else [raw]
     if not items or not all(i is None or isinstance(i, str) for i in items):
         raise PatternError(f"{key!r} must be a scale dtype, null, or a list of them, got {raw!r:.120}")
-    return frozenset(items)
+    return _known(key, frozenset(items))
 
 
 @dataclass(frozen=True)
@@ -137,8 +149,6 @@ class Pattern:
                 out[field_name] = _names(key, raw[key])
         if "level" in raw:
             out["levels"] = _names("level", raw["level"])
-            if out["levels"] - set(LEVELS):
-                raise PatternError(f"unknown levels {sorted(out['levels'] - set(LEVELS))}; known: {list(LEVELS)}")
         if "block" in raw:
             out["block"] = parse_block(raw["block"])
         for key, field_name in (("block_dtype", "block_dtypes"), ("tensor_dtype", "tensor_dtypes")):

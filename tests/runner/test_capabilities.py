@@ -128,7 +128,11 @@ def test_bad_patterns_are_refused_with_what_is_wrong():
     for formats, fragment in [(["q9_0"], "unknown format 'q9_0'; known: int8"),
                               ([{"colour": "red"}], "unknown pattern keys ['colour']"),
                               ([{"block": [0]}], "'block' must be null"),
-                              ([{"level": "per-tensor"}], "unknown levels ['per-tensor']"),
+                              ([{"level": "per-tensor"}], "unknown level per-tensor; known: tensor, block"),
+                              ([{"value": "Q8s"}], "unknown value Q8s; known: Q8F"),
+                              ([{"store": ["Native", "Packed"]}], "unknown store Packed; known: Native"),
+                              ([{"block_dtype": "FP16"}], "unknown block_dtype FP16; known: F32"),
+                              ([{"input_dtypes": ["F32"]}], "unknown input_dtypes F32; known: f32"),
                               ([{"ranks": "2"}], "'ranks' must be"),
                               ([], "non-empty list"), (["q8_0", {}], "non-empty pattern object")]:
         with pytest.raises(ProtocolError, match=fragment.replace("[", r"\[").replace("(", r"\(")):
