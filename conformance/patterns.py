@@ -174,32 +174,36 @@ class Pattern:
         params, shape = vector.params, tensor_shape(vector)
         if scheme is None and "scheme" in params:
             scheme = QuantScheme.from_json(params["scheme"])
-        checks = []
-        if scheme is not None:
-            scales = {"block_dtype": scheme.block and scheme.block.dtype.name,
-                      "tensor_dtype": scheme.tensor_scale() and scheme.tensor_scale().name}
-            checks += [("value", self.values, scheme.value.name), ("store", self.stores, scheme.store.kind),
-                       ("mode", self.modes, scheme.mode.name), ("level", self.levels, level(scheme)),
-                       ("block_dtype", self.block_dtypes, scales["block_dtype"]),
-                       ("tensor_dtype", self.tensor_dtypes, scales["tensor_dtype"])]
-            if self.block is not None and not self.block.accepts(scheme, shape):
-                return f"block {_block_text(scheme)} is not {self.block.describe()}"
-        else:
-            if "value" in params:
-                checks.append(("value", self.values, params["value"]))
-            if vector.op in SCALE_OPS and params.get("dtype"):
-                allowed = None if self.block_dtypes is None and self.tensor_dtypes is None else \
-                    (self.block_dtypes or frozenset()) | (self.tensor_dtypes or frozenset())
-                checks.append(("scale dtype", allowed, params["dtype"]))
+        if scheme is not None and self.block is not None and not self.block.accepts(scheme, shape):
+            return f"block {_block_text(scheme)} is not {self.block.describe()}"
+        checks = self._scheme_checks(scheme) if scheme is not None else self._param_checks(vector)
         if self.ranks is not None and shape is not None:
             checks.append(("rank", self.ranks, len(shape)))
         if self.input_dtypes is not None:
-            for dtype in input_floats(vector):
-                checks.append(("input dtype", self.input_dtypes, dtype))
+            checks += [("input dtype", self.input_dtypes, dtype) for dtype in sorted(input_floats(vector))]
         for key, allowed, got in checks:
             if allowed is not None and got not in allowed:
                 return f"{key} {got} is not {'|'.join(sorted(map(str, allowed)))}"
         return None
+
+    def _scheme_checks(self, scheme: QuantScheme) -> list[tuple]:
+        """(key, allowed, the scheme's) for an op that takes a scheme."""
+        tensor = scheme.tensor_scale()  # F32 for a scheme that sets no level: it scales per tensor in F32
+        return [("value", self.values, scheme.value.name), ("store", self.stores, scheme.store.kind),
+                ("mode", self.modes, scheme.mode.name), ("level", self.levels, level(scheme)),
+                ("block_dtype", self.block_dtypes, scheme.block and scheme.block.dtype.name),
+                ("tensor_dtype", self.tensor_dtypes, tensor and tensor.name)]
+
+    def _param_checks(self, vector) -> list[tuple]:
+        """(key, allowed, the vector's) for an op that names only a value or a scale dtype."""
+        params, checks = vector.params, []
+        if "value" in params:
+            checks.append(("value", self.values, params["value"]))
+        if vector.op in SCALE_OPS and params.get("dtype"):
+            either = None if self.block_dtypes is None and self.tensor_dtypes is None else \
+                (self.block_dtypes or frozenset()) | (self.tensor_dtypes or frozenset())
+            checks.append(("scale dtype", either, params["dtype"]))
+        return checks
 
 
 def _block_text(scheme: QuantScheme) -> str:
