@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import shlex
 import sys
 import time
@@ -21,7 +22,22 @@ DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]
              "fuzz": ("fuzz.cli", [])}
 
 
+# The exit status of a program killed by SIGPIPE (128 + 13), what `cmd | head` shells expect of a cut-off writer.
+BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``qconform``; output cut off by the reader (``qconform explain X | head``) ends quietly, not in a
+    traceback."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Python flushes stdout again at exit and would fail a second time: point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in DELEGATED:  # their own argument parsers take every remaining argument
         return delegate(argv[0], argv[1:])
@@ -196,14 +212,25 @@ def cmd_serve(args) -> int:
     from dataclasses import fields
 
     from .backends import open_backend
-    from .backends.server import Limits, serve
+    from .backends.base import BackendStartError
+    from .backends.server import Limits, ServeError, require_http, serve
     limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
-    backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
-    h = backend.hello
-    print(safe(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/"),
-          file=sys.stderr)
     try:
-        serve(backend, args.host, args.port, limits)
+        require_http()
+        backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
+    except (ServeError, BackendStartError) as e:
+        print(safe(f"qconform serve: {e}"), file=sys.stderr)
+        return 3
+    h = backend.hello
+
+    def ready():  # only once the port is bound: a "serving" line is a promise
+        print(safe(f"serving {h.name} {h.version} (profile {h.profile}) on http://{args.host}:{args.port}/v1/"),
+              file=sys.stderr)
+    try:
+        serve(backend, args.host, args.port, limits, ready=ready)
+    except ServeError as e:
+        print(safe(f"qconform serve: {e}"), file=sys.stderr)
+        return 3
     finally:
         backend.close()
     return 0
@@ -375,8 +402,7 @@ def cmd_explain(args) -> int:
     if args.profile and args.profile not in suite.profiles:
         print(f"unknown profile {args.profile!r}: suite {suite.name} has {', '.join(suite.profiles)}", file=sys.stderr)
         return 2
-    # The runner's default too: a backend that claims no profile is judged against the suite's first one.
-    profiles = None if args.all_profiles else [args.profile or suite.profiles[0]]
+    profiles = None if args.all_profiles else [args.profile or suite.default_profile]  # the runner's default too
     print(explain_text(vector, profiles))
     return 0
 

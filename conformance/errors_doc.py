@@ -20,6 +20,7 @@ from pathlib import Path
 from oracle import errors
 
 from .coverage import out_of_scope
+from .vectors import outcomes_by_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "errors.md"
@@ -53,8 +54,9 @@ def expected_errors(suite: Path) -> dict[str, list[tuple[str, str, str]]]:
     manifest = json.loads((suite / "manifest.json").read_text(encoding="utf-8"))
     found: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for vector in manifest["vectors"]:
+        by_profile = outcomes_by_profile(vector)
         for profile in manifest["profiles"]:
-            error = vector["expected"][profile].get("error")
+            error = by_profile[profile].get("error")
             if error:
                 found[error["code"]].append((vector["alias"], profile, error["message"]))
     return found

@@ -32,7 +32,7 @@ from .backends.oracle import run_oracle
 from .cases import Case
 from .protocol import Error, Fault, ProtocolError
 from .tags import VALUE_CLASSES, data_tags, outcome_tags, structural_tags
-from .vectors import KNOWN_OPS, vector_id, write_suite
+from .vectors import KNOWN_OPS, outcomes_by_profile, vector_id, write_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "vectors"
@@ -312,11 +312,13 @@ def suite_files(folder: Path) -> dict[str, bytes]:
 
 # ---- --check: a readable diff ------------------------------------------------------------------------------
 
-def _resolved(manifest: dict, entry: dict) -> dict:
-    """A vector entry with tensor references reduced to their tensor names (shard placement aside)."""
+def _resolved(entry: dict) -> dict:
+    """A vector entry with its expectations per profile (whatever the format version) under ``expected``, and
+    tensor references reduced to their tensor names (shard placement aside)."""
     def strip(refs):
         return {k: r.split("#", 1)[1] for k, r in refs.items()}
-    e = json.loads(json.dumps(entry))
+    e = {k: v for k, v in entry.items() if k != "outcomes"}
+    e["expected"] = json.loads(json.dumps(outcomes_by_profile(entry)))
     e["inputs"] = strip(e["inputs"])
     for exp in e["expected"].values():
         for key in ("outputs", "intermediates"):
@@ -333,8 +335,8 @@ def diff_manifests(old: dict, new: dict) -> list[str]:
             continue
         if old.get(key) != new.get(key):
             lines.append(f"manifest {key}: {json.dumps(old.get(key))} -> {json.dumps(new.get(key))}")
-    ov = {v["id"]: _resolved(old, v) for v in old.get("vectors", [])}
-    nv = {v["id"]: _resolved(new, v) for v in new.get("vectors", [])}
+    ov = {v["id"]: _resolved(v) for v in old.get("vectors", [])}
+    nv = {v["id"]: _resolved(v) for v in new.get("vectors", [])}
     old_alias = {v["alias"]: i for i, v in ov.items()}
     for vid in sorted(set(nv) - set(ov), key=lambda i: nv[i]["alias"]):
         alias = nv[vid]["alias"]

@@ -53,7 +53,7 @@ class Runner:
             except Exception as e:  # noqa: BLE001 - start errors, or a broken backend module
                 raise RunnerError(f"backend {self.spec!r} did not start: {e}") from None
         claimed = self.backend.hello.profile
-        self.profile = self.requested_profile or claimed or self.suite.profiles[0]
+        self.profile = self.requested_profile or claimed or self.suite.default_profile
         if self.profile not in self.suite.profiles:
             raise RunnerError(f"backend {self.spec!r} claims profile {self.profile!r}, which suite "
                               f"{self.suite.name} has no expectations for ({', '.join(self.suite.profiles)}); "

@@ -21,13 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
+from oracle.profiles import DEFAULT_PROFILE
 from oracle.scheme import QuantScheme
 from oracle.stages import Stages
 from oracle.vocabulary import FLOAT_DTYPES, OPS
 
 from . import tensorio
 
-FORMAT, FORMAT_VERSION = "qconform-vectors", 1
+FORMAT, FORMAT_VERSION = "qconform-vectors", 2
+# Version 1 (an expectation per profile, under "expected") still loads: suites written before v2 (docs/repro/,
+# a fuzz run's one-vector repros) stay runnable. Nothing writes it any more.
+READABLE_VERSIONS = (1, FORMAT_VERSION)
 KNOWN_OPS = frozenset(OPS)
 COMPARE_KINDS = frozenset({"exact", "allclose"})
 # Declared bounds of an allclose contract (also in the JSON Schema). A tolerance that accepts any answer makes a
@@ -96,6 +100,13 @@ class Suite:
 
     def __post_init__(self):
         self._index = {v.id: v for v in self.vectors} | {v.alias: v for v in self.vectors}
+
+    @property
+    def default_profile(self) -> str:
+        """The profile a backend that claims none is judged against, and the one ``explain`` shows: the
+        oracle's default (``oracle.DEFAULT_PROFILE``, what ``--backend oracle`` and the library use) when the
+        suite has it, else the suite's first. One definition, so ``run``, ``list`` and ``explain`` agree."""
+        return DEFAULT_PROFILE if DEFAULT_PROFILE in self.profiles else self.profiles[0]
 
     def get(self, key: str) -> Vector:
         """A vector by id or alias (KeyError with a hint otherwise)."""
@@ -189,9 +200,10 @@ def _read_manifest(mfile: Path) -> tuple[dict, str]:
         raise VectorError(mfile, f"not readable JSON: {str(e)[:200]}") from None
     if not isinstance(manifest, dict):
         raise VectorError(mfile, "manifest is not a JSON object")
-    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
-        raise VectorError(mfile, f"format {manifest.get('format')!r} version {manifest.get('format_version')!r}"
-                                 f" is not {FORMAT!r} version {FORMAT_VERSION}")
+    version = manifest.get("format_version")
+    if manifest.get("format") != FORMAT or isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise VectorError(mfile, f"format {manifest.get('format')!r} version {version!r} is not {FORMAT!r}"
+                                 f" version {' or '.join(map(str, READABLE_VERSIONS))}")
     for key, kind in (("suite", str), ("profiles", list), ("shards", list), ("vectors", list)):
         if not isinstance(manifest.get(key), kind):
             raise VectorError(mfile, f"{key!r} must be a {kind.__name__}")
@@ -242,8 +254,7 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
     def fail(msg: str):
         raise VectorError(mfile, msg, f"{label!r}")
 
-    for key, kind in (("id", str), ("alias", str), ("op", str), ("params", dict), ("inputs", dict),
-                      ("expected", dict)):
+    for key, kind in (("id", str), ("alias", str), ("op", str), ("params", dict), ("inputs", dict)):
         if not isinstance(entry.get(key), kind):
             fail(f"{key!r} must be a {kind.__name__}")
     if entry["op"] not in KNOWN_OPS:
@@ -281,12 +292,51 @@ def _read_vector(entry, i: int, shards: dict, profiles: list[str], mfile: Path, 
         want = vector_id(entry["op"], entry["params"], inputs)
         if want != entry["id"]:
             fail(f"id {entry['id']} does not match its content (recomputed {want}); edited by hand?")
-    exp = entry["expected"]
-    if set(exp) != set(profiles):
-        fail(f"expected profiles {sorted(exp)} differ from the manifest's {sorted(profiles)}")
-    expected = {p: _read_expected(exp[p], p, refs, fail) for p in profiles}
+    exp = _checked_outcomes(entry, profiles, fail)
+    read: dict[int, Expected] = {}  # an outcome is read once; the profiles sharing it share its Expected
+    for p in profiles:
+        if id(exp[p]) not in read:
+            read[id(exp[p])] = _read_expected(exp[p], p, refs, fail)
+    expected = {p: read[id(exp[p])] for p in profiles}
     return Vector(entry["id"], entry["alias"], entry["op"], entry["params"], inputs, expected,
                   list(entry.get("tags", [])), list(entry.get("spec", [])), entry.get("reason", ""))
+
+
+def outcomes_by_profile(entry: dict) -> dict[str, dict]:
+    """A manifest vector's expectations per profile, as raw JSON, from either format version: v2's
+    ``outcomes`` (each distinct outcome once, with the ``profiles`` that share it) or v1's ``expected`` (one
+    per profile). Profiles of one outcome share one dict. For readers of a trusted manifest; ``load_suite``
+    checks the structure first."""
+    if "outcomes" not in entry:
+        return entry["expected"]
+    by_profile = {}
+    for out in entry["outcomes"]:
+        shared = {k: v for k, v in out.items() if k != "profiles"}
+        by_profile |= {p: shared for p in out["profiles"]}
+    return by_profile
+
+
+def _checked_outcomes(entry: dict, profiles: list[str], fail) -> dict[str, dict]:
+    """``outcomes_by_profile(entry)``, after checking that every profile of the manifest has exactly one."""
+    if "outcomes" in entry:
+        outcomes = entry["outcomes"]
+        if not isinstance(outcomes, list) or not outcomes:
+            fail("'outcomes' must be a non-empty list")
+        for k, out in enumerate(outcomes):
+            if not (isinstance(out, dict) and isinstance(out.get("profiles"), list) and out["profiles"]
+                    and all(isinstance(p, str) for p in out["profiles"])):
+                fail(f"outcomes[{k}] must be an object with a non-empty list of 'profiles'")
+        seen = [p for out in outcomes for p in out["profiles"]]
+        twice = sorted({p for p in seen if seen.count(p) > 1})
+        if twice:
+            fail(f"profile(s) {twice} have more than one outcome")
+    elif not isinstance(entry.get("expected"), dict):
+        fail("'outcomes' must be a list (format v2) or 'expected' an object (v1)")
+    else:
+        seen = list(entry["expected"])
+    if set(seen) != set(profiles):
+        fail(f"expected profiles {sorted(seen)} differ from the manifest's {sorted(profiles)}")
+    return outcomes_by_profile(entry)
 
 
 def _read_expected(e, profile: str, refs, fail) -> Expected:
@@ -342,7 +392,9 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
     {name: ndarray}, "values", "compare", "stages": oracle.Stages} | {"error": {code, message}} |
     {"undefined": why}}``
     and optionally ``tags, spec, reason`` (``id`` is computed). Inputs are stored as ``<id>/<name>``;
-    expected tensors once per content as ``t/<sha256 prefix>``. Output is deterministic for equal input.
+    expected tensors once per content as ``t/<sha256 prefix>``, in profile order (so the shard layout does not
+    depend on how outcomes are grouped); the manifest lists each distinct outcome once (``_outcomes``). Output
+    is deterministic for equal input.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -352,28 +404,39 @@ def write_suite(folder: str | Path, vectors: list[dict], *, suite: str, profiles
         vid = vector_id(v["op"], v["params"], v["inputs"])
         entry = {"id": vid, "alias": v["alias"], "op": v["op"], "params": v["params"],
                  "inputs": {k: writer.put(f"{vid}/{k}", a) for k, a in v["inputs"].items()},
-                 "tags": list(v.get("tags", [])), "spec": list(v.get("spec", [])), "reason": v.get("reason", ""),
-                 "expected": {}}
-        for profile in profiles:
-            e = v["expected"][profile]
-            if "error" in e:
-                entry["expected"][profile] = {"error": dict(e["error"])}
-                continue
-            if "undefined" in e:
-                entry["expected"][profile] = {"undefined": e["undefined"]}
-                continue
-            out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
-                   "values": e.get("values", {}), "compare": e.get("compare", {})}
-            intermediates = e["stages"].intermediates() if "stages" in e else {}
-            if intermediates:
-                out["intermediates"] = {k: writer.put_shared(a) for k, a in intermediates.items()}
-            entry["expected"][profile] = out
+                 "tags": list(v.get("tags", [])), "spec": list(v.get("spec", [])), "reason": v.get("reason", "")}
+        entry["outcomes"] = _outcomes({p: _stored(v["expected"][p], writer) for p in profiles})
         entries.append(entry)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "suite": suite,
                 "suite_version": suite_version, "oracle_version": oracle_version, "spec": spec,
                 "profiles": list(profiles), "shards": writer.close(), "vectors": entries}
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
+
+
+def _stored(e: dict, writer: _ShardWriter) -> dict:
+    """One profile's expectation as the manifest writes it, its tensors stored by reference."""
+    if "error" in e:
+        return {"error": dict(e["error"])}
+    if "undefined" in e:
+        return {"undefined": e["undefined"]}
+    out = {"outputs": {k: writer.put_shared(a) for k, a in e.get("outputs", {}).items()},
+           "values": e.get("values", {}), "compare": e.get("compare", {})}
+    intermediates = e["stages"].intermediates() if "stages" in e else {}
+    if intermediates:
+        out["intermediates"] = {k: writer.put_shared(a) for k, a in intermediates.items()}
+    return out
+
+
+def _outcomes(by_profile: dict[str, dict]) -> list[dict]:
+    """Format v2: each distinct outcome once, with the profiles that share it (in the given profile order),
+    outcomes ordered by their first profile. Most profiles agree on most vectors, so the manifest grows with
+    the outcomes, not with vectors x profiles. Two outcomes are one when their JSON is equal (references to
+    the same stored tensors, equal contracts, equal intermediates)."""
+    groups: dict[str, dict] = {}
+    for profile, e in by_profile.items():
+        groups.setdefault(json.dumps(e, sort_keys=True), {"profiles": [], **e})["profiles"].append(profile)
+    return list(groups.values())
 
 
 class _ShardWriter:

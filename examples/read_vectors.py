@@ -45,12 +45,14 @@ def main(folder, alias=None):
     print(f"{vector['alias']} [{vector['id']}] op={vector['op']} params={json.dumps(vector['params'])}")
     for name, ref in vector["inputs"].items():
         print(f"  input {name} = {tensor(ref).tolist()}")
-    for profile, exp in vector["expected"].items():
-        if "error" in exp:
-            print(f"  {profile}: error {exp['error']['code']}: {exp['error']['message']!r}")
-            continue
-        outs = {k: tensor(r).tolist() for k, r in exp.get("outputs", {}).items()} | exp.get("values", {})
-        print(f"  {profile}: {json.dumps(outs)} compare={json.dumps(exp.get('compare', {}))}")
+    for exp in vector.get("outcomes") or [dict(e, profiles=[p]) for p, e in vector["expected"].items()]:
+        who = ", ".join(exp["profiles"])  # v2: each distinct outcome once, with the profiles sharing it
+        if "outputs" in exp:
+            outs = {k: tensor(r).tolist() for k, r in exp["outputs"].items()} | exp["values"]
+            print(f"  {who}: {json.dumps(outs)} compare={json.dumps(exp['compare'])}")
+        else:  # burn's panic, or why burn's behaviour is undefined under these profiles
+            print(f"  {who}: " + (f"error {exp['error']['code']}: {exp['error']['message']!r}" if "error" in exp
+                                  else f"undefined ({exp['undefined']})"))
 
 
 if __name__ == "__main__":

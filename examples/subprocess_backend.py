@@ -80,7 +80,8 @@ def compute(op: str, params: dict, inputs: dict, profile: str):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", default="burn-0.22.0-pre.3/ndarray", help="oracle profile to compute with")
+    # qconform's default profile (oracle.DEFAULT_PROFILE): what `explain` shows and `run` judges a claimless backend by
+    ap.add_argument("--profile", default="burn-0.22.1/flex", help="oracle profile to compute with and claim")
     profile = ap.parse_args().profile
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (blob := read_frame(stdin)) is not None:

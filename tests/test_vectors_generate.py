@@ -49,7 +49,9 @@ def test_check_reports_added_removed_changed(fresh, tmp_path, capsys):
     removed = manifest["vectors"].pop(0)
     manifest["vectors"][0]["reason"] = "edited"
     first_profile = manifest["profiles"][0]
-    manifest["vectors"][1]["expected"][first_profile] = {"error": {"code": "x.y", "message": "m"}}
+    outcomes = manifest["vectors"][1]["outcomes"]  # first_profile leaves its outcome for one of its own
+    outcomes[0]["profiles"].remove(first_profile)
+    outcomes.insert(0, {"profiles": [first_profile], "error": {"code": "x.y", "message": "m"}})
     manifest["vectors"].append(dict(manifest["vectors"][2], id="0" * 20, alias="round_up/old-alias"))
     (stale / "manifest.json").write_text(json.dumps(manifest))
     assert gen.main_generate("core", stale, True) == 1

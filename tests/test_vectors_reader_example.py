@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import oracle
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "read_vectors.py"
 
@@ -23,16 +25,33 @@ def test_example_is_small_and_self_contained():
     assert imported <= {"json", "hashlib", "struct", "sys", "numpy"}
 
 
-def _run(*args):
-    return subprocess.run([sys.executable, str(EXAMPLE), str(ROOT / "vectors" / "core"), *args],
+def _run_on(suite, *args):
+    return subprocess.run([sys.executable, str(EXAMPLE), str(suite), *args],
                           capture_output=True, text=True, check=True, cwd="/").stdout
 
 
+def _run(*args):
+    return _run_on(ROOT / "vectors" / "core", *args)
+
+
+def _by_profile(text):
+    """Each outcome line ``  P1, P2: what`` as {profile: what}."""
+    lines = [line.strip().split(": ", 1) for line in text.splitlines() if line.startswith("  burn-")]
+    return {p: what for who, what in lines for p in who.split(", ")}
+
+
 def test_example_reads_the_two_level_example():
-    text = _run("quantize_dynamic/q8s/two-level-ue4m3/spec-example")
-    # every profile but burn-wgpu's two (WGSL has no i8, so both releases refuse the Native scheme)
-    assert text.count('"codes": [13, -53, 26, 119, -127, 25, 4, -2]') == text.count("burn-") - 2 >= 4
-    assert text.count("Q8S is not supported for native quantization") == 2
+    shown = _by_profile(_run("quantize_dynamic/q8s/two-level-ue4m3/spec-example"))
+    assert set(shown) == set(oracle.PROFILES)  # every profile, each on one outcome line
+    wgpu = {p for p in shown if p.endswith("/wgpu")}  # WGSL has no i8: both releases refuse the Native scheme
+    assert len(wgpu) == 2 and all("Q8S is not supported for native quantization" in shown[p] for p in wgpu)
+    assert all('"codes": [13, -53, 26, 119, -127, 25, 4, -2]' in shown[p] for p in set(shown) - wgpu)
+
+
+def test_example_reads_format_1_too():
+    shown = _by_profile(_run_on(ROOT / "docs" / "repro" / "flex-nan-to-zero"))
+    assert shown["burn-0.22.1/flex"].startswith('{"codes": [[1, 0, -2, 1, 1, 0, -2, 1]')
+    assert shown["burn-0.22.1/ndarray"].startswith("error ndarray.nan_code")
 
 
 def test_example_reads_errors_bf16_and_contracts():

@@ -8,6 +8,8 @@ returns is still validated like a wire reply, and anything it raises other than 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import traceback
 
 from oracle import BurnPanic
@@ -52,10 +54,16 @@ class PythonBackend:
 
 
 def python_backend(target: str) -> PythonBackend:
-    """``module:attribute`` -> PythonBackend; a class, or a callable without hello/run, is called first."""
+    """``module:attribute`` -> PythonBackend; a class, or a callable without hello/run, is called first.
+
+    ``module`` is also looked for in the current directory, as ``python -m`` would: the ``qconform`` script's
+    own sys.path starts at its bin folder, so ``mybackend.py`` next to the user would not be found. It goes
+    last, so a local file never shadows an installed package."""
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise BackendStartError(f"python backend spec {target!r} must be 'module:attribute'")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         obj = importlib.import_module(module)
         for part in attr.split("."):

@@ -249,10 +249,11 @@ class Server:
         writer.close()
 
 
-async def _serve(backend, host: str, port: int, limits: Limits):
+async def _serve(backend, host: str, port: int, limits: Limits, ready):
     server = Server(backend, limits)
     # a deep accept queue: connections above the limit get a 503 from us rather than a reset from the kernel
     listener = await asyncio.start_server(server.connection, host, port, backlog=1024)
+    ready()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: the caller then closes the backend
@@ -261,7 +262,22 @@ async def _serve(backend, host: str, port: int, limits: Limits):
         await stop.wait()
 
 
-def serve(backend, host: str = "127.0.0.1", port: int = 8765, limits: Limits = Limits()):
+class ServeError(Exception):
+    """``qconform serve`` cannot serve (the message says why and what to do)."""
+
+
+def require_http() -> None:
+    """Fail unless the http extra is installed: checked before any backend starts."""
     if h11 is None:
-        raise SystemExit("qconform serve needs the http extra: pip install 'qconform[http]'") from None
-    asyncio.run(_serve(backend, host, port, limits))
+        raise ServeError("needs the http extra (h11 is not installed): pip install 'qconform[http]', or from a "
+                         "clone pip install -e '.[http]'")
+
+
+def serve(backend, host: str = "127.0.0.1", port: int = 8765, limits: Limits = Limits(), ready=lambda: None):
+    """Serve ``backend`` until SIGTERM or SIGINT. ``ready`` is called once the port is bound, so nothing
+    announces a server that is not there; a port that cannot be bound raises ``ServeError``."""
+    require_http()
+    try:
+        asyncio.run(_serve(backend, host, port, limits, ready))
+    except OSError as e:  # bind: address in use, no permission, no such address
+        raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

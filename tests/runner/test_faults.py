@@ -161,7 +161,7 @@ def vec(m, alias):
 
 def tolerance(alias, output, **tol):
     def edit(m):
-        for e in vec(m, alias)["expected"].values():
+        for e in vec(m, alias)["outcomes"]:
             e["compare"] = {output: {"kind": "allclose", "rtol": 0, "atol": 0, "why": "x" * 20, **tol}}
     return edit
 

@@ -42,7 +42,7 @@ def test_id_is_the_documented_hash():
 def test_identical_expected_tensors_are_stored_once(suite_dir):
     m = manifest(suite_dir)
     v = next(v for v in m["vectors"] if v["alias"] == "round_up/f16/basic")
-    assert v["expected"][suites.A]["outputs"] == v["expected"][suites.B]["outputs"]
+    assert [out["profiles"] for out in v["outcomes"]] == [[suites.A, suites.B]]  # one outcome, stated once
     assert v["inputs"]["scales"] == f"shard-000.safetensors#{v['id']}/scales"
 
 
@@ -73,7 +73,7 @@ def test_missing_manifest(tmp_path):
 
 @pytest.mark.parametrize("edit, fragment", [
     (lambda m: m.pop("vectors"), "'vectors' must be a list"),
-    (lambda m: m.update(format_version=2), "version 2"),
+    (lambda m: m.update(format_version=3), "version 3"),
     (lambda m: m.update(profiles=[]), "'profiles'"),
     (lambda m: m["shards"][0].pop("sha256"), "needs 'file', 'sha256' and 'bytes'"),
 ])
@@ -143,13 +143,13 @@ def test_id_that_does_not_match_content(suite_dir):
 
 
 def test_expected_profiles_must_match_the_manifest(suite_dir):
-    edit_vector(suite_dir, "quantize/q8s/plain", lambda v: v["expected"].pop(suites.B))
+    edit_vector(suite_dir, "quantize/q8s/plain", lambda v: v["outcomes"][0]["profiles"].remove(suites.B))
     expect_error(suite_dir, "'quantize/q8s/plain'", "expected profiles")
 
 
 def test_bad_compare_contract(suite_dir):
     edit_vector(suite_dir, "quantize/q8s/plain",
-                lambda v: v["expected"][suites.A].update(compare={"codes": {"kind": "roughly"}}))
+                lambda v: v["outcomes"][0].update(compare={"codes": {"kind": "roughly"}}))
     expect_error(suite_dir, "'quantize/q8s/plain'", "compare.codes")
 
 
