@@ -10,8 +10,8 @@ which rounds its scale to nearest: burn rounds it *up* onto the F16 grid). It sh
   counted and listed, never passed;
 * ``"validates": false``: it does not check its input the way burn does.
 
-    PYTHONPATH=. qconform list --backend python:examples.q8_0_backend:Backend     # from the repository root
-    PYTHONPATH=. qconform run --backend python:examples.q8_0_backend:Backend
+    qconform list --backend python:examples.q8_0_backend:Backend     # from the repository root
+    qconform run --backend python:examples.q8_0_backend:Backend
 """
 
 from __future__ import annotations
