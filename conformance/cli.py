@@ -56,7 +56,8 @@ def _main(argv: list[str] | None) -> int:
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true",
-                   help="a green run prints four lines: counts, profile, suite digest, OK (failures still shown)")
+                   help="a green run prints five lines: counts, scope, profile, suite digest, OK (failures and "
+                        "declined vectors still shown)")
     p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
     p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
 

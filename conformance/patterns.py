@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from oracle.scheme import QuantScheme
 from oracle.vocabulary import FLOAT_DTYPES, LEVELS, MODES, SCALE_DTYPES, SCALE_OPS, STORES, VALUES, level
 
-from .formats import ROW, FORMATS, Format
+from .formats import FORMATS, ROW, Format
 
 # The keys of a pattern object, and what each accepts (a single name or a list of names, unless said otherwise).
 PATTERN_KEYS = ("name", "value", "store", "mode", "level", "block", "block_dtype", "tensor_dtype", "ranks",

@@ -13,7 +13,17 @@ from oracle import classify_panic
 
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import DECLINED, FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, XFAILED, XPASSED, Verdict
+from .compare import (
+    DECLINED,
+    FAILED,
+    NOT_APPLICABLE,
+    PASSED,
+    RUNNER_ERROR,
+    SKIPPED,
+    XFAILED,
+    XPASSED,
+    Verdict,
+)
 from .expectations import Expectations
 from .protocol import Declined
 

@@ -14,8 +14,17 @@ import traceback
 
 from oracle import BurnPanic
 
-from ..protocol import (PROTOCOL_VERSION, BackendError, Declined, Error, Fault, ProtocolError, Unsupported, parse_hello,
-                        split_outputs)
+from ..protocol import (
+    PROTOCOL_VERSION,
+    BackendError,
+    Declined,
+    Error,
+    Fault,
+    ProtocolError,
+    Unsupported,
+    parse_hello,
+    split_outputs,
+)
 from .base import BackendStartError
 
 

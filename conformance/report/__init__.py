@@ -160,8 +160,8 @@ def count_line(report: dict) -> str:
 
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
                 verbose: bool = False) -> str:
-    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK); failures are still
-    shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
+    """The run's summary. ``quiet``: a green run is five lines (counts, scope, profile, suite, OK); failures and
+    declined vectors are still shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
     if not report["verdicts"] and not incomplete(report):

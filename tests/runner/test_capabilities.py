@@ -19,6 +19,7 @@ from test_plugin import cli
 
 from conformance import Unsupported
 from conformance import report as rep
+from conformance.backends.oracle import run_oracle
 from conformance.compare import DECLINED, FAILED, NOT_APPLICABLE, PASSED
 from conformance.formats import FORMATS
 from conformance.patterns import Pattern, of_format, tensor_shape
@@ -34,7 +35,6 @@ from conformance.protocol import (
     reply_message,
     scheme_of,
 )
-from conformance.backends.oracle import run_oracle
 from conformance.report.junit import junit_xml
 from conformance.runner import Runner
 from conformance.vectors import load_suite
