@@ -190,6 +190,11 @@ def _dtype_cases() -> list:
                    tags=("class:cast-back",), spec=("§3.1",),
                    reason="F16 blocks on an f16 tensor: the normalized scales are rounded to f16 (RNE) before the "
                           "round-up, which can land one f16 step below the f32 route"))
+    out.append(_qd("quantize_dynamic/q8s/block-f16/subnormal-scales", scheme("Q8S", block=[4], block_dtype="F16"),
+                   f32([[1e-4, -3e-4, 2e-4, 5e-5], [5e-5, -2e-5, 1e-5, 3e-5]]), spec=("§4.1", "§5.1"),
+                   reason="F16 block scales in F16's subnormal range (below 2^-14, steps of 2^-24): 3e-4 / 127 lies "
+                          "between 39 and 40 steps and rounds up to 40, 5e-5 / 127 up to 7 steps; a round-up that "
+                          "is one step short there changes the scales and the codes"))
     return out
 
 

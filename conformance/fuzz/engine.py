@@ -169,9 +169,10 @@ class Fuzzer:
                     log(f"[case {index}] new divergence: {sig}")
                 div.count += 1
                 div.ops[case.op] = div.ops.get(case.op, 0) + 1
-                for c in (getattr(verdict, "diagnosis", None) or {}).get("matches", []):
+                for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
                     div.explained[c] = div.explained.get(c, 0) + 1
         report.seconds = time.monotonic() - start
+        report.divergences = merge_by_cause(report.divergences)
         for div in report.divergences.values():
             if shrink:
                 self.shrink(div)
@@ -321,11 +322,44 @@ def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
     return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
 
 
+def merge_by_cause(divergences: dict) -> dict:
+    """One cause, one class: two classes that one alternative explains on every case of both are one class (a
+    small case often fits two alternatives, e.g. ties to even and toward zero on 2.5 alone, and its leading
+    explanation then names the other's family). The larger class keeps its signature and first case."""
+    def causes(div):  # the alternatives (not the outputs they show in) that explain every case of a class
+        return {c.partition(": ")[2] for c, n in div.explained.items() if n == div.count and ": " in c}
+
+    out: dict = {}
+    for div in sorted(divergences.values(), key=lambda d: (-d.count, d.first_index)):
+        every = causes(div)
+        home = next((h for h in out.values() if every & causes(h)), None)
+        if home is None:
+            out[div.signature] = div
+            continue
+        home.count += div.count
+        for op, n in div.ops.items():
+            home.ops[op] = home.ops.get(op, 0) + n
+        for c, n in div.explained.items():
+            home.explained[c] = home.explained.get(c, 0) + n
+    return out
+
+
+def explained_by(diagnosis: dict) -> list[str]:
+    """What explains one case, as the class's report counts it: each explanation ("codes: ties rounded to even
+    (tie: even)") and each whole-answer match ("mutant ties-even")."""
+    out = [f"{e['output']}: {e['text']} ({e['deciding']})" for e in diagnosis.get("explanations", [])]
+    return out + list(diagnosis.get("matches", []))
+
+
 def signature(vector, verdict) -> str:
-    """A divergence's class: the most specific candidate that explains it ("matches mutant ties-even", the same
-    ranking as the run summary), else op, failure kind and first wrong stage or error codes. Counts and values
-    stay out, so equal causes aggregate."""
+    """A divergence's class: its cause as the diagnosis names it (per wrong output, the family of its leading
+    explanation or its data class: "mismatch: codes: tie-breaking rule"), so one cause is one class whatever op
+    or alternative shows it; else the most specific whole-answer match, else op, failure kind and first wrong
+    stage or error codes. Counts and values stay out, so equal causes aggregate."""
     d = verdict.diagnosis or {}
+    cause = diagnose.leading(d)
+    if cause:
+        return f"{verdict.kind}: {cause}"
     if d.get("matches"):  # the most specific candidates (a one-rule mutant of the judged profile first)
         rank = {c: diagnose.rank(c, verdict.profile) for c in d["matches"]}
         best = sorted(c for c in rank if rank[c] == min(rank.values()))
@@ -374,9 +408,12 @@ class FuzzReport:
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
-            every = sorted(c for c, n in div.explained.items() if n == div.count)
+            every = [c for c, n in div.explained.items() if n == div.count]
             if every:
-                out.append(f"  explained on all {div.count} cases by: {', '.join(every)}")
+                out.append(f"  explained on all {div.count} cases by: {'; '.join(map(_named, every))}")
+            some = sorted(((n, c) for c, n in div.explained.items() if n < div.count), reverse=True)[:3]
+            if some:
+                out.append("  on some cases also: " + "; ".join(f"{_named(c)} ({n}/{div.count})" for n, c in some))
             if div.case is not None:
                 out.append(f"  minimal case: {div.case.describe()}")
                 for name, a in div.case.inputs.items():
@@ -387,6 +424,11 @@ class FuzzReport:
                 out.append(f"  wrote {div.written}/; rerun with:\n    qconform run --backend "
                            f"{_quote(self.backend)} --profile {self.profile} --vectors {div.written}")
         return out
+
+
+def _named(explanation: str) -> str:
+    """An explanation as the class report prints it: a whole-answer match reads "matches mutant ties-even"."""
+    return explanation if ": " in explanation else f"matches {explanation}"
 
 
 def _quote(spec: str) -> str:

@@ -1,0 +1,134 @@
+"""What differs, in words: the data classes of one wrong output's differing elements (issue 21).
+
+Each class is a pattern a real bug leaves in the data, independent of any hypothesis about the arithmetic:
+signed zeros only, NaN encodings only, wrap-around vs saturation, exact .5 ties of ``x/s`` (computed with the
+*backend's* scale when it returned one), and a scale's distance in steps of its own dtype's grid (an F16
+subnormal step is one step, not 16384 f32 ulps). Texts carry no counts, so equal classes aggregate across
+vectors; the element count travels beside them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oracle.rounding import minifloat_values
+from oracle.scheme import QuantValue, ScaleDtype
+
+from . import tensorio
+from .hypotheses import grid_index, is_subnormal
+from .protocol import scheme_of
+
+SCALE_OUTPUTS = ("scales", "global", "rounded")
+
+
+def differing(want: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """The elements whose bit patterns differ (any NaN equals any NaN in a float output, as compare does)."""
+    bad = tensorio.bits(want) != tensorio.bits(got)
+    if want.dtype.kind == "f" or tensorio.dtype_name(want) == "BF16":
+        bad &= ~(np.isnan(want.astype(np.float32)) & np.isnan(got.astype(np.float32)))
+    return bad
+
+
+def classify(name: str, want: np.ndarray, got: np.ndarray, vector, scaled: np.ndarray | None = None) -> list[dict]:
+    """The classes of output ``name``'s differing elements: [{"class", "text", "elements"}]."""
+    if want.shape != got.shape or tensorio.dtype_name(want) != tensorio.dtype_name(got):
+        return []
+    bad = differing(want, got)
+    n = int(bad.sum())
+    if not n:
+        return []
+    w, g = want[bad], got[bad]
+    out = []
+
+    def add(cls: str, text: str, count: int = n):
+        out.append({"class": cls, "text": f"{name}: {text}", "elements": count})
+
+    value = _value(vector)
+    if want.dtype.kind == "f" or tensorio.dtype_name(want) == "BF16":
+        w32, g32 = w.astype(np.float32), g.astype(np.float32)
+        if ((w32 == 0) & (g32 == 0)).all():
+            sign = "-0.0 where burn gives +0.0" if np.signbit(g32).all() else \
+                "+0.0 where burn gives -0.0" if not np.signbit(g32).any() else "the other signed zero"
+            add("signed-zero", f"signed zero only: {sign}")
+        dtype = _scale_dtype(name, vector)
+        if dtype is not None:
+            out += _scale_steps(name, w32, g32, dtype, n)
+        return out
+    if value is not None and value.is_float and want.dtype == np.int8:
+        wv, gv = minifloat_values(w, value), minifloat_values(g, value)
+        if (np.isnan(wv) & np.isnan(gv)).all():
+            add("nan-encoding", f"NaN encoding only: both are NaN codes of {value.name}, with other bits")
+        return out
+    if want.dtype.kind in "iu" and value is not None and not value.is_float:
+        out += _integer_codes(name, w.astype(np.int64), g.astype(np.int64), value, n)
+        if scaled is not None and scaled.shape == want.shape:
+            out += _ties(name, scaled[bad].astype(np.float64), g.astype(np.float64), n)
+    return out
+
+
+def _value(vector) -> QuantValue | None:
+    scheme = scheme_of(vector.params) if vector is not None else None
+    if scheme is not None:
+        return scheme.value
+    v = vector.params.get("value") if vector is not None else None
+    return QuantValue[v] if v in QuantValue.__members__ else None
+
+
+def _scale_dtype(name: str, vector) -> ScaleDtype | None:
+    if name not in SCALE_OUTPUTS or vector is None:
+        return None
+    if "dtype" in vector.params and vector.params["dtype"] in ScaleDtype.__members__:
+        return ScaleDtype[vector.params["dtype"]]
+    scheme = scheme_of(vector.params)
+    if scheme is None:
+        return None
+    return scheme.global_scale_dtype() if name == "global" else scheme.scale_dtype()
+
+
+def _scale_steps(name, w, g, dtype: ScaleDtype, n: int) -> list[dict]:
+    """The distance in steps of the scale dtype's grid (the most common one named)."""
+    fin = np.isfinite(w) & np.isfinite(g) & (np.sign(w) == np.sign(g))
+    if dtype is ScaleDtype.F32 or not fin.any():
+        return []
+    steps = grid_index(g[fin], dtype) - grid_index(w[fin], dtype)
+    values, counts = np.unique(np.round(steps, 3), return_counts=True)
+    top = values[np.argmax(counts)]
+    where = " (F16 subnormals)" if dtype is ScaleDtype.F16 and is_subnormal(w[fin], dtype).all() else \
+        " (subnormals of the dtype)" if is_subnormal(w[fin], dtype).all() else ""
+    unit = "step" if abs(top) == 1 else "steps"
+    text = f"{top:+g} {dtype.name} {unit} from burn's{where}"
+    if len(values) > 1:
+        text = f"mostly {text}"
+    return [{"class": "scale-steps", "text": f"{name}: {text}", "elements": int(counts.max()) if len(values) > 1 else n}]
+
+
+def _integer_codes(name, w, g, value: QuantValue, n: int) -> list[dict]:
+    a, b = (int(v) for v in value.range())
+    d = g - w
+    span = b - a
+    out = []
+    wrap = np.abs(d) > span // 2
+    if wrap.all():
+        saturates = np.isin(w, (a, b)).all()
+        how = "wraps where burn saturates" if saturates else "wrap-around"
+        out.append({"class": "wrap", "text": f"{name}: {how} (code distance near the range)", "elements": n})
+    elif np.isin(g, (a, b)).all() and not np.isin(w, (a, b)).any():
+        out.append({"class": "saturation", "text": f"{name}: saturates where burn does not", "elements": n})
+    return out
+
+
+def _ties(name, v, g, n: int) -> list[dict]:
+    """Whether every differing element is an exact .5 tie of x/s, and which rule the backend's codes follow."""
+    with np.errstate(invalid="ignore"):
+        tie = np.abs(v - np.trunc(v)) == 0.5
+    if not tie.any():
+        return [{"class": "not-ties", "text": f"{name}: no differing element is an exact .5 tie of x/s "
+                                                  "(the backend's scale)", "elements": n}]
+    if not tie.all():
+        return [{"class": "some-ties", "text": f"{name}: some differing elements are exact .5 ties of x/s "
+                                                   "(the backend's scale), others not", "elements": n}]
+    rules = {"to even": np.rint(v), "toward zero": np.trunc(v), "away from zero": np.trunc(v) + np.sign(v)}
+    which = [rule for rule, r in rules.items() if (r == g).all()]
+    how = f", rounded {' or '.join(which)}" if which else ""
+    return [{"class": "ties", "text": f"{name}: every differing element is an exact .5 tie of x/s (the backend's "
+                                          f"scale){how}", "elements": n}]

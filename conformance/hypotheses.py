@@ -1,0 +1,370 @@
+"""Named alternatives of burn's arithmetic, tested against a backend's own output (issue 21).
+
+The diagnosis asks, output by output, which alternative reproduces what the backend returned. An alternative is
+either a profile *override* relative to the judged profile (``tie: even``, ``zero_scale: none``: every value of
+every arithmetic choice field, so a mutant is a difference from the profile under judgement whatever profile a
+backend claims) or an *element model* for a step no profile has (ties toward zero, a cast through int32 before
+the clamp, f64 arithmetic, the unrounded scale, a scale rounded down or to nearest, whatever the kernel).
+
+Codes are judged against the backend's *own* scales: the request is re-derived as ``quantize(x, the backend's
+scales)`` (:class:`Rederived`), so wrong scales with codes that follow from them are told apart from codes
+that are wrong as well. An alternative explains an output when it reproduces every failing element; the ones it
+gets wrong among the elements the backend got right are its *contradictions* (such a match never leads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from oracle import Stages
+from oracle import choices as c
+from oracle.blocks import layout_of
+from oracle.quantize import divide
+from oracle.rounding import ROUNDERS, round_half_away, round_up
+from oracle.scheme import QuantScheme, ScaleDtype
+
+from . import tensorio
+from .backends.oracle import run_oracle
+from .protocol import Result
+
+# The profile fields whose every value is an alternative worth trying (each value a behaviour a real backend,
+# or a registered mutant, has). Order = preference among alternatives that explain the same elements.
+ARITHMETIC = (c.TIE, c.DIVISION, c.CLAMP, c.ZERO_SCALE, c.NAN_CODE, c.SCALE_ROUNDING, c.SCALE_ARITHMETIC,
+              c.FLOAT_CODES, c.TWO_LEVEL_DIVISION, c.NORMALIZED_DTYPE, c.BLOCK_LAYOUT, c.PACKING, c.VALUE_LAYOUT)
+
+# Short words for the values a report names most (else the Choice's own meaning).
+PHRASES = {
+    ("tie", "away"): "ties rounded away from zero", ("tie", "even"): "ties rounded to even",
+    ("tie", "toward_zero"): "ties rounded toward zero",
+    ("division", "divide"): "divides x / s", ("division", "reciprocal"): "multiplies by the reciprocal x * (1 / s)",
+    ("division", "f64"): "divides and rounds in f64",
+    ("clamp", "after_round"): "clamps after rounding", ("clamp", "before_round"): "clamps before rounding",
+    ("clamp", "none"): "no clamp (codes wrap like an i8 cast)",
+    ("clamp", "cast_then_clamp"): "casts to the minifloat without saturating, then clamps",
+    ("clamp", "via_int32"): "casts to int32 before clamping (an x/s outside i32 becomes i32::MIN, as a C cast "
+                            "on x86 gives)",
+    ("zero_scale", "point_one"): "a zero scale divides as 0.1, as burn-ndarray does",
+    ("zero_scale", "min_positive"): "a non-positive scale becomes the smallest positive one, as burn-flex does",
+    ("zero_scale", "none"): "no zero-scale guard, as burn-cubecl's kernels do",
+    ("scale_rounding", "up"): "scale rounded up to the scale dtype",
+    ("scale_rounding", "nearest"): "scale rounded to nearest instead of up",
+    ("scale_rounding", "down"): "scale rounded down instead of up",
+    ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
+    ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
+    ("scale_arithmetic", "f64"): "scales computed in f64",
+}
+# The class a family of alternatives forms in ``qconform fuzz`` (one cause, one class).
+FAMILIES = {"tie": "tie-breaking rule", "division": "division", "clamp": "clamping", "zero_scale": "zero-scale guard",
+            "nan_code": "NaN code", "scale_rounding": "scale rounding", "scale_source": "scale used for the codes",
+            "scale_arithmetic": "scale arithmetic", "float_codes": "minifloat codes"}
+
+
+def phrase(field: str, value: str) -> str:
+    if (field, value) in PHRASES:
+        return PHRASES[field, value]
+    choice = next((ch for ch in ARITHMETIC if ch.field == field), None)
+    return choice.meanings.get(value, value) if choice else f"{field}: {value}"
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One named alternative: ``overrides`` on the judged profile, or ``model`` (an element model)."""
+    deciding: str                  # "tie: even" (the field and value that decide it)
+    family: str                    # the field: the fuzz class of its cause
+    text: str
+    overrides: tuple = ()          # ((field, value), ...)
+    model: object = None           # (Rederived) -> the codes it predicts, or None where it does not apply
+
+
+def overrides_of(judged) -> list[Alternative]:
+    """Every other value of every arithmetic field, as an override of the judged profile."""
+    out = []
+    for choice in ARITHMETIC:
+        # a missing step ("none") first: among alternatives that explain the same elements, the one that
+        # assumes less leads
+        for value in sorted(choice.values, key=lambda v: v != "none"):
+            if getattr(judged, choice.field) != value:
+                out.append(Alternative(f"{choice.field}: {value}", choice.field, phrase(choice.field, value),
+                                       ((choice.field, value),)))
+    return out
+
+
+def with_overrides(judged, overrides):
+    """The judged profile with ``overrides``, or None when they change nothing or form no valid profile."""
+    try:
+        p = judged.with_(**dict(overrides))
+    except (c.ProfileError, TypeError, ValueError):
+        return None
+    return None if p == judged else p
+
+
+# --- the backend's own scales ---------------------------------------------------------------------------------
+
+QUANTIZE_OPS = ("quantize", "quantize_dynamic")
+
+
+@dataclass
+class Rederived:
+    """A quantize-family vector re-derived from the backend's returned scales under the judged profile."""
+    vector: object
+    judged: object
+    scheme: QuantScheme
+    request: tuple              # (op, params, inputs): quantize(x, backend scales[, backend global])
+    stages: Stages              # the judged profile's stages of that request
+    codes: np.ndarray           # the codes the judged profile gives with the backend's scales
+    got: np.ndarray             # the backend's codes
+    pre_round: np.ndarray | None  # the scales before rounding to the scale dtype (burn's)
+
+    @property
+    def scaled(self) -> np.ndarray:
+        """``x / s`` with the backend's scale (the judged profile's division)."""
+        return self.stages.scaled
+
+
+def rederive(vector, judged, outcome) -> Rederived | None:
+    """``quantize(x, the backend's scales)`` under the judged profile, if the vector is a quantize-family one
+    whose re-derivation from its *expected* scales gives its expected codes (else the layout of scales is not one
+    this re-derivation understands, and codes are judged as a whole)."""
+    if vector.op not in QUANTIZE_OPS or not isinstance(outcome, Result) or "codes" not in outcome.outputs:
+        return None
+    exp = vector.expected[judged.name]
+    if exp.error is not None or "scales" not in outcome.outputs or "x" not in vector.inputs:
+        return None
+    scheme = QuantScheme.from_json(vector.params["scheme"])
+
+    def request(outputs):
+        inputs = {"x": vector.inputs["x"], "scales": np.asarray(outputs["scales"], np.float32)}
+        if "global" in outputs:
+            inputs["global"] = np.asarray(outputs["global"], np.float32)
+        params = {"scheme": vector.params["scheme"]}
+        if vector.op == "quantize" and "api" in vector.params:
+            params["api"] = vector.params["api"]
+        return "quantize", params, inputs
+
+    if not same_bits(codes_of(request(exp.outputs), judged), exp.outputs["codes"]):
+        return None
+    req = request(outcome.outputs)
+    stages = Stages()
+    mine = _run(req, judged, stages)
+    if not isinstance(mine, Result) or stages.scaled is None:
+        return None
+    got = outcome.outputs["codes"]
+    if mine.outputs["codes"].shape != got.shape:
+        return None
+    pre = _pre_round(vector, exp)
+    return Rederived(vector, judged, scheme, req, stages, mine.outputs["codes"], got, pre)
+
+
+def _pre_round(vector, exp) -> np.ndarray | None:
+    """The scales as computed, before ``round_up`` onto the scale dtype: a two-level scheme's normalized block
+    scales, else the computed (dynamic) or given (quantize) ones."""
+    st = exp.stages
+    if vector.op == "quantize_dynamic":
+        return st.normalized_scales if st.normalized_scales is not None else st.raw_scales
+    return np.asarray(vector.inputs["scales"], np.float32).ravel()
+
+
+def _run(request, profile, stages=None):
+    op, params, inputs = request
+    try:
+        return run_oracle(op, params, inputs, profile, stages=stages)
+    except Exception:  # noqa: BLE001 - an alternative the oracle cannot run explains nothing
+        return None
+
+
+def codes_of(request, profile):
+    r = _run(request, profile)
+    return r.outputs.get("codes") if isinstance(r, Result) else None
+
+
+def same_bits(a, b) -> bool:
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    return bool((tensorio.bits(a) == tensorio.bits(b)).all())
+
+
+# --- element models: steps no profile has ---------------------------------------------------------------------
+
+
+def _integer_codes(r: Rederived) -> bool:
+    return not r.scheme.value.is_float and r.got.shape == r.scaled.shape
+
+
+def _clip(rounded, r: Rederived):
+    a, b = r.scheme.value.range()
+    fin = np.isfinite(r.scaled)
+    out = r.codes.copy()  # NaN positions keep the judged profile's NaN rule
+    out[fin] = np.clip(rounded[fin], a, b).astype(np.int8)
+    return out
+
+
+def _ties_toward_zero(r: Rederived):
+    if not _integer_codes(r):
+        return None
+    v = r.scaled.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        tie = np.abs(v - np.trunc(v)) == 0.5
+        return _clip(np.where(tie, np.trunc(v), round_half_away(r.scaled).astype(np.float64)), r)
+
+
+def _via_int32(r: Rederived):
+    """``clamp(i32(round(x / s)))`` with a C cast on x86 (``cvttss2si``): a value outside i32, infinities
+    included, becomes i32::MIN, which the clamp then takes to the low end of the range."""
+    if not _integer_codes(r):
+        return None
+    a, b = r.scheme.value.range()
+    with np.errstate(invalid="ignore"):
+        rounded = ROUNDERS[r.judged.tie](r.scaled).astype(np.float64)
+        fits = np.isfinite(rounded) & (rounded >= -(2.0**31)) & (rounded < 2.0**31)
+    wrapped = np.where(fits, rounded, -(2.0**31))
+    out = r.codes.copy()
+    nan = np.isnan(r.scaled)
+    out[~nan] = np.clip(wrapped[~nan], a, b).astype(np.int8)
+    return out
+
+
+def _per_element_scale(r: Rederived):
+    """The effective scale each element was divided by, if spreading the judged stages reproduces their x/s."""
+    eff = r.stages.effective_scales
+    if eff is None:
+        return None
+    shape = r.scaled.shape
+    try:
+        e = np.asarray(layout_of(shape, r.scheme).spread(np.asarray(eff, np.float32)), np.float32)
+    except (ValueError, IndexError):
+        return None
+    x = np.asarray(r.request[2]["x"])
+    if e.shape != shape or x.dtype != np.float32 or not same_bits(divide(x, e, r.judged).astype(np.float32), r.scaled):
+        return None
+    return e
+
+
+def _in_f64(r: Rederived):
+    """``x / s`` and its rounding (the judged tie rule) in f64."""
+    if not _integer_codes(r):
+        return None
+    e = _per_element_scale(r)
+    if e is None:
+        return None
+    with np.errstate(all="ignore"):
+        v = np.asarray(r.request[2]["x"], np.float64) / e.astype(np.float64)
+        frac = np.abs(v - np.trunc(v))
+        up = np.trunc(v) + np.sign(v)
+        if r.judged.tie == "even":
+            rounded = np.rint(v)
+        else:
+            rounded = np.where(frac >= 0.5, up, np.trunc(v))
+    out = r.codes.copy()
+    fin = np.isfinite(v)
+    a, b = r.scheme.value.range()
+    out[fin] = np.clip(rounded[fin], a, b).astype(np.int8)
+    return out
+
+
+def _unrounded_scale(r: Rederived):
+    """Codes from the scale before its rounding: the re-derivation with the scales' dtype widened to F32."""
+    if r.pre_round is None or r.scheme.is_two_level():
+        return None
+    scheme = dict(r.vector.params["scheme"])
+    if scheme.get("block"):
+        scheme["block"] = {**scheme["block"], "dtype": "F32"}
+    else:
+        scheme["tensor"] = None
+    op, params, inputs = r.request
+    return codes_of((op, {**params, "scheme": scheme}, {**inputs, "scales": r.pre_round}), r.judged)
+
+
+CODE_MODELS = [
+    Alternative("tie: toward_zero", "tie", phrase("tie", "toward_zero"), model=_ties_toward_zero),
+    Alternative("clamp: via_int32", "clamp", phrase("clamp", "via_int32"), model=_via_int32),
+    Alternative("division: f64", "division", phrase("division", "f64"), model=_in_f64),
+    Alternative("scale_source: unrounded", "scale_source", phrase("scale_source", "unrounded"),
+                model=_unrounded_scale),
+]
+
+
+# --- scale models: the stored scales against the computed ones ------------------------------------------------
+
+
+def _grid_dtype(dtype: ScaleDtype):
+    return {ScaleDtype.F16: np.float16, ScaleDtype.BF16: ml_dtypes.bfloat16,
+            ScaleDtype.UE4M3: ml_dtypes.float8_e4m3fn, ScaleDtype.UE8M0: ml_dtypes.float8_e8m0fnu}.get(dtype)
+
+
+def _nearest(pre: np.ndarray, dtype: ScaleDtype):
+    """A plain cast onto the dtype (nearest, ties to even; past F16's range, infinity as a cast gives it). The
+    mutant scale-nearest, an override, saturates instead: both are "rounded to nearest"."""
+    t = _grid_dtype(dtype)
+    if t is None:
+        return None
+    with np.errstate(all="ignore"):
+        if dtype is ScaleDtype.UE4M3:  # the e4m3fn cast has no infinity: it saturates, as burn's codec does
+            pre = np.clip(pre, -dtype.max_representable(), dtype.max_representable())
+        return pre.astype(t).astype(np.float32)
+
+
+def _down(pre: np.ndarray, dtype: ScaleDtype):
+    """The largest value of the dtype not above the scale (``round_up``'s mirror)."""
+    if dtype is ScaleDtype.F32 or dtype is ScaleDtype.UE8M0:
+        return None
+    with np.errstate(all="ignore"):
+        up = round_up(pre, dtype)
+        return np.where(up > pre, step_below(up, dtype), up).astype(np.float32)
+
+
+def step_below(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
+    """The next value of the dtype's grid below each (on-grid, non-negative) scale."""
+    t = _grid_dtype(dtype)
+    bits = np.asarray(s, np.float32).astype(t).view(np.uint8 if np.dtype(t).itemsize == 1 else np.uint16)
+    return np.where(bits > 0, bits - 1, bits).astype(bits.dtype).view(t).astype(np.float32)
+
+
+def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.ndarray]]:
+    """Scale alternatives tested on the stored scales: rounded to nearest, rounded down, not rounded."""
+    exp = vector.expected[judged.name]
+    if vector.op not in QUANTIZE_OPS or exp.error is not None or exp.stages is None:
+        return []
+    pre = _pre_round(vector, exp)
+    scheme = QuantScheme.from_json(vector.params["scheme"])
+    if pre is None or pre.size != got.size or scheme.is_two_level():
+        return []
+    pre = pre.reshape(got.shape)
+    dtype = scheme.scale_dtype()
+    out = []
+    for value, predicted in (("nearest", _nearest(pre, dtype)), ("down", _down(pre, dtype)),
+                             ("unrounded", pre.astype(np.float32))):
+        if predicted is not None and value != judged.scale_rounding:
+            out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value)),
+                        predicted))
+    return out
+
+
+# --- scale distance on the scale dtype's own grid -------------------------------------------------------------
+
+
+def grid_index(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
+    """Each scale's position on the dtype's grid (consecutive values differ by 1; fractional off the grid)."""
+    s = np.abs(np.asarray(s, np.float64))
+    grid = dtype.grid
+    if grid is None:
+        return np.asarray(s, np.float32).view(np.int32).astype(np.float64)
+    bits = np.abs(np.asarray(s, np.float32)).view(np.int32).astype(np.float64) / grid.bit_step
+    if grid.min_normal is None:
+        return bits
+    normal_at = float(np.float32(grid.min_normal).view(np.int32)) / grid.bit_step
+    below = grid.min_normal / grid.spacing
+    return np.where(s < grid.min_normal, s / grid.spacing, below + bits - normal_at)
+
+
+def is_subnormal(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
+    grid = dtype.grid
+    if grid is None or grid.min_normal is None:
+        return np.zeros(np.shape(s), bool)
+    return (np.abs(s) < grid.min_normal) & (s != 0)
+
+
+__all__ = ["ARITHMETIC", "CODE_MODELS", "FAMILIES", "Alternative", "Rederived", "codes_of", "grid_index",
+           "is_subnormal", "overrides_of", "phrase", "rederive", "same_bits", "scale_models", "with_overrides"]
