@@ -3,7 +3,7 @@
 The lattice is a few *planes*, each the product of two or three axes (docs/coverage.md explains the choice).
 A vector covers a cell when it carries every ``axis:value`` tag of the cell (tags are written by the
 generator, most of them read off the data). A cell is covered, deliberately out of scope (with a reason), or
-empty; a committed suite has no empty cell (``tests/test_vectors_coverage.py``).
+empty; a committed suite has no empty cell (``tests/suite/test_vectors_coverage.py``).
 
 The mutant report judges every mutant of ``conformance.mutants`` against the expectations of its base
 profile: the oracle runs with the mutant profile on each vector, and the vector *catches* the mutant when the
@@ -102,7 +102,7 @@ OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
     ("panic", ("cubecl.reshape_recompute_sub_byte",),
      ("reached only by 4/2-bit PackedU32 codes, whose load overflows wgpu's upload: the SPIR-V device is then "
       "unusable for the next request (measured: the following vector crashed), so a unit test holds it "
-      "(tests/test_wgpu_profile.py)")),
+      "(tests/oracle/test_gpu_0_22_0_pre_3.py)")),
 ]
 
 def out_of_scope(plane: str, cell) -> str | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 import oracle
-from oracle import get_profile
+from oracle import ProfileError, get_profile
 
 from . import compare, differences, hypotheses
 from .backends.oracle import run_oracle
@@ -53,7 +53,7 @@ class Candidate:
         key = self.__dict__.get("_key")
         if key is None:
             p = self.profile
-            key = self.name if p is None else tuple((f.name, getattr(p, f.name)) for f in fields(p)
+            key = self.name if p is None else tuple((f.name, _hashable(getattr(p, f.name))) for f in fields(p)
                                                      if f.name not in _LABELS)
             object.__setattr__(self, "_key", key)
         return key
@@ -65,12 +65,25 @@ def overrides(base, other) -> dict:
             if f.name not in _LABELS and getattr(base, f.name) != getattr(other, f.name)}
 
 
+def _hashable(value):
+    """A profile field's value as a key: a mutant's wrong steps by identity (they are step tables and functions)."""
+    try:
+        hash(value)
+    except TypeError:
+        return tuple(id(part) for pair in value for part in pair)
+    return value
+
+
 def _mutant_on(mutant, judged):
-    """The mutant as a difference from the judged profile: its overrides (the fields where it differs from its
-    own base) applied to ``judged``; None where they change nothing there or make no valid profile.
-    (When mutants carry their overrides themselves, this becomes ``mutant.on(judged)``.)"""
-    changes = getattr(mutant, "overrides", None) or overrides(get_profile(mutant.base), mutant.profile)
-    return hypotheses.with_overrides(judged, changes), changes
+    """The mutant as a difference from the judged profile (``Mutant.on``), with the overrides that decide it;
+    None where it changes nothing there or makes no valid profile."""
+    changes = dict(mutant.overrides)
+    if not mutant.applies_to(judged):
+        return None, changes
+    try:
+        return mutant.on(judged), changes
+    except (ProfileError, TypeError, ValueError):
+        return None, changes
 
 
 def _deciding(changes: dict) -> str:

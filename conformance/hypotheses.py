@@ -15,6 +15,7 @@ gets wrong among the elements the backend got right are its *contradictions* (su
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import ml_dtypes
 import numpy as np
@@ -28,12 +29,24 @@ from oracle.scheme import QuantScheme, ScaleDtype
 
 from . import tensorio
 from .backends.oracle import run_oracle
+from .mutants import VARIANTS, Mutant
 from .protocol import Result
 
-# The profile fields whose every value is an alternative worth trying (each value a behaviour a real backend,
-# or a registered mutant, has). Order = preference among alternatives that explain the same elements.
-ARITHMETIC = (c.TIE, c.DIVISION, c.CLAMP, c.ZERO_SCALE, c.NAN_CODE, c.SCALE_ROUNDING, c.SCALE_ARITHMETIC,
-              c.FLOAT_CODES, c.TWO_LEVEL_DIVISION, c.NORMALIZED_DTYPE, c.BLOCK_LAYOUT, c.PACKING, c.VALUE_LAYOUT)
+# The behaviours whose every value is an alternative worth trying: a profile field's values (each a behaviour a
+# real backend has) and the registered variants of it or of a fixed step (conformance.mutants.VARIANTS). Order =
+# preference among alternatives that explain the same elements.
+ARITHMETIC = ("tie", "division", "clamp", "zero_scale", "nan_code", "scale_rounding", "scale_arithmetic",
+              "float_codes", "two_level_division", "normalized_dtype", "block_layout", "packing", "value_layout")
+_CHOICES = {ch.field: ch for ch in (c.TIE, c.DIVISION, c.CLAMP, c.ZERO_SCALE, c.NAN_CODE, c.FLOAT_CODES,
+                                    c.VALUE_LAYOUT)}
+
+
+def _values(name: str) -> list[str]:
+    """The field's own values, then its variants' (a missing step, "none", first)."""
+    own = list(_CHOICES[name].values) if name in _CHOICES else []
+    variants = [value for (f, value) in VARIANTS if f == name and value not in own]
+    return sorted(own + variants, key=lambda v: v != "none")
+
 
 # Short words for the values a report names most (else the Choice's own meaning).
 PHRASES = {
@@ -65,8 +78,10 @@ FAMILIES = {"tie": "tie-breaking rule", "division": "division", "clamp": "clampi
 def phrase(field: str, value: str) -> str:
     if (field, value) in PHRASES:
         return PHRASES[field, value]
-    choice = next((ch for ch in ARITHMETIC if ch.field == field), None)
-    return choice.meanings.get(value, value) if choice else f"{field}: {value}"
+    if field in _CHOICES and value in _CHOICES[field].meanings:
+        return _CHOICES[field].meanings[value]
+    variant = VARIANTS.get((field, value))
+    return variant.meaning if variant is not None else f"{field}: {value}"
 
 
 @dataclass(frozen=True)
@@ -80,25 +95,24 @@ class Alternative:
 
 
 def overrides_of(judged) -> list[Alternative]:
-    """Every other value of every arithmetic field, as an override of the judged profile."""
+    """Every other value of every arithmetic behaviour, as an override of the judged profile."""
     out = []
-    for choice in ARITHMETIC:
-        # a missing step ("none") first: among alternatives that explain the same elements, the one that
-        # assumes less leads
-        for value in sorted(choice.values, key=lambda v: v != "none"):
-            if getattr(judged, choice.field) != value:
-                out.append(Alternative(f"{choice.field}: {value}", choice.field, phrase(choice.field, value),
-                                       ((choice.field, value),)))
+    for name in ARITHMETIC:
+        for value in _values(name):
+            if with_overrides(judged, ((name, value),)) is not None:
+                out.append(Alternative(f"{name}: {value}", name, phrase(name, value), ((name, value),)))
     return out
 
 
 def with_overrides(judged, overrides):
-    """The judged profile with ``overrides``, or None when they change nothing or form no valid profile."""
+    """The judged profile with ``overrides`` (field values or variants, applied like a mutant's), or None when
+    they change nothing there or form no valid profile."""
+    alternative = Mutant("alternative", "an alternative of the judged profile", judged.name,
+                         MappingProxyType(dict(overrides)))
     try:
-        p = judged.with_(**dict(overrides))
-    except (c.ProfileError, TypeError, ValueError):
+        return alternative.on(judged) if alternative.applies_to(judged) else None
+    except (c.ProfileError, TypeError, ValueError, KeyError):
         return None
-    return None if p == judged else p
 
 
 # --- the backend's own scales ---------------------------------------------------------------------------------
@@ -336,7 +350,7 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
     out = []
     for value, predicted in (("nearest", _nearest(pre, dtype)), ("down", _down(pre, dtype)),
                              ("unrounded", pre.astype(np.float32))):
-        if predicted is not None and value != judged.scale_rounding:
+        if predicted is not None:  # burn always rounds up
             out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value)),
                         predicted))
     return out

@@ -1,28 +1,41 @@
-"""Plausible wrong implementations of burn's quantization, each one profile field away from a real profile.
+"""Plausible wrong implementations of burn's quantization: each a few field overrides, applied to any profile.
 
-The mutation gate (``tests/test_mutation_gate.py``) asserts that the committed suite catches every mutant; the
-divergence diagnosis tries them on a failing backend's outputs and names the one that matches ("ties rounded to
-even"). Because a profile is data, a mutant is ``base.with_(field=wrong value)``. A wrong value no real backend
-has is a *variant*: its small step function lives here and is added to the oracle's step table for that field
-(``oracle.choices``), so the reference itself holds only what burn does.
+The mutation gate (``tests/suite/test_mutation_gate.py``) asserts that the committed suite catches every mutant on its
+default base; the divergence diagnosis tries them on a failing backend's outputs and names the one that matches
+("ties rounded to even"). A :class:`Mutant` is data: ``overrides`` maps a profile field (or a fixed step of the
+oracle, ``oracle.choices.FixedStep``) to a value. A value the field has in the oracle's vocabulary is a plain
+``Profile.with_``; a value no real backend has is a :class:`Variant`, whose wrong step lives here and is answered by
+the mutant's own profile (:class:`MutantProfile`, whose ``step`` replaces one table's step). Nothing here changes
+the oracle: its step tables and its profile validation are the same whether or not this module is imported
+(``tests/oracle/test_mutants_outside_the_oracle.py``).
+
+``Mutant.on(profile)`` applies a mutant to any profile (``applies_to`` says whether it changes anything there);
+``Mutant.profile`` is the mutant on its default ``base``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import ml_dtypes
 import numpy as np
 
 from oracle import Profile, ScaleDtype, get_profile
-from oracle import choices as c
-from oracle.codec import PackedLines
+from oracle.choices import FixedStep, ProfileError, Steps
+from oracle.codec import LAYOUTS, PACKING, PackedLines
 from oracle.encode import ENCODERS, nan_codes, store_codes
-from oracle.layout import PERMUTES, ROUTES, view
-from oracle.quantize import divide
+from oracle.packing import word_layout
+from oracle.qparams import NORMALIZED_DTYPE, SCALE_ARITHMETIC
+from oracle.quantize import BLOCK_LAYOUT, DIVISIONS, TWO_LEVEL_DIVISION, divide
 from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
-from oracle.scales import effective_guard
+from oracle.routes import PACKING_DIM, ROUTES, move, permute_block_dims, permuted, scale_grid
+from oracle.scales import SCALE_ROUNDING, effective_guard
+from oracle.views import PERMUTES, VIEW_READ, axes_of, view
 
 # --- wrong step variants --------------------------------------------------------------------------------
 
@@ -39,7 +52,7 @@ def _cast_then_clamp(v, scheme, profile):
     """Rounds first and clamps after, with a plain (IEEE-like, non-saturating) cast for the minifloat formats:
     an E4M3 value past 464 becomes its NaN, an E5M2 one past 61440 infinity (which the clamp brings back). Integer
     codes come out as the reference's: their bounds are integers and every rounding keeps ±inf (see
-    tests/test_mutation_gate.py)."""
+    tests/suite/test_mutation_gate.py)."""
     a, b = scheme.value.range()
     if not (scheme.value.is_float and profile.float_codes == "format"):
         return ENCODERS["after_round"](v, scheme, profile)
@@ -122,28 +135,31 @@ def _floor_block_index(grid, layout, scheme):
     return grid[np.clip(index, 0, max(grid.size - 1, 0))] if grid.size else np.zeros(layout.shape, np.float32)
 
 
-c.CLAMP.add("none", "no clamp: codes wrap like an integer cast", _no_clamp)
-c.CLAMP.add("cast_then_clamp", "rounded (a plain minifloat cast) first, clamped after", _cast_then_clamp)
-c.VALUE_LAYOUT.add("packed_flat", "packed words over the flattened tensor, one padded end instead of a padded "
-                   "line per packed-dim line", PackedLines(padded=False))
-c.SCALE_ROUNDING.add("nearest", "rounded to nearest instead of up", _round_to_nearest)
-c.SCALE_ROUNDING.add("bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid)
-c.TWO_LEVEL_DIVISION.add("sequential", "(x / s) / global", _sequential)
-c.BLOCK_LAYOUT.add("flat", "flat chunks of block.num_elements() elements", _flat_chunks)
-c.PACKING.add("msb_first", "code k of a word at the most significant end first", _msb_first)
-c.NORMALIZED_DTYPE.add("f32", "normalized block scales kept in f32", _kept_in_f32)
-c.SCALE_ARITHMETIC.add("f64", "scales and the two-level split computed in f64, then stored as f32", _in_f64)
-c.DIVISION.add("f64", "x / e and its rounding in f64", _divide_and_round_in_f64)
-c.BLOCK_LAYOUT.add("floor_index", "blocks per dim counted as dim // block in the block index", _floor_block_index)
+@dataclass(frozen=True)
+class _FlatLines(PackedLines):
+    """A packed store packed over the flattened tensor: one line, padded once at its end."""
 
-# Layout: one route of a real row replaced (oracle/layout.py ROUTES).
-c.LAYOUT.add("ndarray/grid-not-permuted", "a permute moves the block dims but not the scale grid",
-             {**ROUTES["ndarray"], **{k: ("move", "move_dims") for k in PERMUTES}})
-c.LAYOUT.add("ndarray/block-dims-not-permuted", "a permute moves the scale grid but not the block dims",
-             {**ROUTES["ndarray"], **{k: ("move", "move_grid_only") for k in PERMUTES}})
-c.LAYOUT.add("flex/scales-not-sliced", "slice/select move the codes of a block tensor and keep every scale",
-             {**ROUTES["flex"], "slice": ("move", "move"), "select": ("move", "move")})
+    def lines(self, shape, scheme):
+        return np.arange(math.prod(shape), dtype=np.int64).reshape(1, -1)
 
+    def value_bytes(self, shape, scheme):
+        if not self._packed(scheme):
+            return math.prod(shape)
+        _, per_word, word_bytes = word_layout(scheme)
+        return -(-math.prod(shape) // per_word) * word_bytes
+
+
+def _grid_left_behind(s, held, profile):
+    """A permute that moves the block dims but not the scale grid."""
+    axes = axes_of(s, held.codes.ndim)
+    return permuted(s, held, profile, held.scales, permute_block_dims(held.scheme, held.codes.ndim, axes))
+
+
+def _dims_left_behind(s, held, profile):
+    """A permute that moves the scale grid but not the scheme's block dims."""
+    axes = axes_of(s, held.codes.ndim)
+    scales = held.scales if held.scheme.block_size() is None else scale_grid(held).transpose(axes).ravel()
+    return permuted(s, held, profile, scales, held.scheme)
 
 
 def _storage_order(x, steps):
@@ -153,12 +169,91 @@ def _storage_order(x, steps):
     return np.resize(np.ascontiguousarray(x).ravel(), shape)
 
 
-c.VIEW_READ.add("storage", "a non-contiguous input read in storage order", _storage_order)
-c.PACKING_DIM.add("fixed", "a kept packed store's dim index left as it was when the axes move",
-                  lambda scheme, step, rank: scheme)
+# --- the variants: wrong values of a field, each with its wrong step -------------------------------------------
 
 
-# --- the mutants -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """``table``'s field (or fixed step) set to ``value``, a behaviour no real backend has: ``wrong(reference)`` is
+    the step it takes instead of the reference's step ``reference`` (most ignore it). ``where``: the field values a
+    profile must have for the variant to differ from it (elsewhere it would be the reference, or meaningless)."""
+
+    table: Steps | FixedStep
+    value: str
+    meaning: str
+    wrong: Callable[[object], object]
+    where: Mapping[str, frozenset] = field(default_factory=dict)
+
+    @property
+    def field(self) -> str:
+        return self.table.field if isinstance(self.table, Steps) else self.table.name
+
+    def applies_to(self, profile: Profile) -> bool:
+        return all(getattr(profile, f) in allowed for f, allowed in self.where.items())
+
+
+def _v(table, value: str, meaning: str, step=None, *, row=None, **where) -> Variant:
+    """A variant whose wrong step is ``step``, or, for a route row, ``row(reference row)``. Never a value the
+    field has: when burn adopts a variant, the reference's step wins and the variant must go (it fails here
+    instead of shadowing burn's step)."""
+    if isinstance(table, Steps) and value in table:
+        raise AssertionError(f"{table.field!r} already has the value {value!r} in the oracle")
+    wrong = row if row is not None else (lambda reference: step)
+    return Variant(table, value, meaning, wrong, MappingProxyType({f: frozenset(v) for f, v in where.items()}))
+
+
+_VARIANTS = [
+    _v(ENCODERS, "none", "no clamp: codes wrap like an integer cast", _no_clamp),
+    _v(ENCODERS, "cast_then_clamp", "rounded (a plain minifloat cast) first, clamped after", _cast_then_clamp,
+       float_codes={"format"}),
+    _v(LAYOUTS, "packed_flat", "packed words over the flattened tensor, one padded end instead of a padded line per "
+       "packed-dim line", _FlatLines(), value_layout={"packed_lines"}),
+    _v(SCALE_ROUNDING, "nearest", "rounded to nearest instead of up", _round_to_nearest),
+    _v(SCALE_ROUNDING, "bf16_on_f16_grid", "BF16 scales rounded up on the F16 grid", _bf16_on_f16_grid),
+    _v(TWO_LEVEL_DIVISION, "sequential", "(x / s) / global", _sequential),
+    _v(BLOCK_LAYOUT, "flat", "flat chunks of block.num_elements() elements", _flat_chunks),
+    _v(BLOCK_LAYOUT, "floor_index", "blocks per dim counted as dim // block in the block index", _floor_block_index),
+    _v(PACKING, "msb_first", "code k of a word at the most significant end first", _msb_first),
+    _v(NORMALIZED_DTYPE, "f32", "normalized block scales kept in f32", _kept_in_f32),
+    _v(SCALE_ARITHMETIC, "f64", "scales and the two-level split computed in f64, then stored as f32", _in_f64),
+    _v(DIVISIONS, "f64", "x / e and its rounding in f64", _divide_and_round_in_f64),
+    # Layout: routes of the base's row replaced (oracle/routes.py ROUTES).
+    _v(ROUTES, "grid-not-permuted", "a permute moves the block dims but not the scale grid",
+       row=lambda r: {**r, **{k: (move, _grid_left_behind) for k in PERMUTES}}, layout={"ndarray"}),
+    _v(ROUTES, "block-dims-not-permuted", "a permute moves the scale grid but not the block dims",
+       row=lambda r: {**r, **{k: (move, _dims_left_behind) for k in PERMUTES}}, layout={"ndarray"}),
+    _v(ROUTES, "scales-not-sliced", "slice/select move the codes of a block tensor and keep every scale",
+       row=lambda r: {**r, "slice": (move, move), "select": (move, move)}, layout={"flex"}),
+    _v(VIEW_READ, "storage", "a non-contiguous input read in storage order", _storage_order),
+    _v(PACKING_DIM, "fixed", "a kept packed store's dim index left as it was when the axes move",
+       lambda scheme, step, rank: scheme, moves_packing_dim={True}),
+]
+VARIANTS: dict[tuple[str, str], Variant] = {(v.field, v.value): v for v in _VARIANTS}
+
+
+_MUTANT_NAME = re.compile(r"mutant:[a-z0-9-]+")
+
+
+@dataclass(frozen=True)
+class MutantProfile(Profile):
+    """A profile whose ``step`` answers with a wrong step for some tables (``wrong``: (table, step) pairs); every
+    other table, and every field, is the profile's own."""
+
+    wrong: tuple[tuple[Steps | FixedStep, object], ...] = field(default=(), compare=False,
+                                                                 metadata={"check": lambda name, v: tuple(v)})
+
+    def _check_name(self) -> None:
+        if not _MUTANT_NAME.fullmatch(self.name):
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'mutant:<name>'")
+
+    def step(self, table: Steps | FixedStep) -> object:
+        for replaced, step in self.wrong:
+            if replaced is table:
+                return step
+        return super().step(table)
+
+
+# --- the mutants -----------------------------------------------------------------------------------------------
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 FLEX = "burn-0.22.0-pre.3/flex"
@@ -171,19 +266,44 @@ class Mutant:
     name: str
     description: str
     base: str
-    changes: tuple[tuple[str, object], ...]
+    """The profile it is a mutant of by default (``profile``, and the mutation gate's truth)."""
+    overrides: Mapping[str, object]
+    """Field (or fixed step) -> value: a value of the field's vocabulary, or a :data:`VARIANTS` value."""
     ops: tuple[str, ...] = ()
     """The ops on which it answers differently from its base for some input (found with ``qconform fuzz``);
     the per-op mutation gate requires a vector of each of them to catch it."""
 
+    def _variants(self) -> list[Variant]:
+        return [VARIANTS[item] for item in self.overrides.items() if item in VARIANTS]
+
+    def _fields(self) -> dict[str, object]:
+        return {f: v for f, v in self.overrides.items() if (f, v) not in VARIANTS}
+
+    def applies_to(self, profile: str | Profile) -> bool:
+        """Whether the mutant changes ``profile``: a field override to another value than the profile's, or a
+        variant whose ``where`` the profile meets (and no variant whose ``where`` it does not)."""
+        p = get_profile(profile)
+        variants = self._variants()
+        changed = any(getattr(p, f) != v for f, v in self._fields().items())
+        return (changed or bool(variants)) and all(v.applies_to(p) for v in variants)
+
+    def on(self, profile: str | Profile) -> MutantProfile:
+        """The mutant applied to ``profile``: its field overrides, then its variants' wrong steps."""
+        p = get_profile(profile).with_(**self._fields())
+        wrong = tuple((v.table, v.wrong(p.step(v.table))) for v in self._variants())
+        own = {f.name: getattr(p, f.name) for f in dataclasses.fields(Profile)}
+        return MutantProfile(**{**own, "name": f"mutant:{self.name}", "description": self.description}, wrong=wrong)
+
     @property
-    def profile(self) -> Profile:
-        return get_profile(self.base).with_(name=f"mutant:{self.name}", description=self.description,
-                                            **dict(self.changes))
+    def profile(self) -> MutantProfile:
+        return self.on(self.base)
 
 
-def _m(name: str, description: str, base: str, ops: tuple[str, ...], **changes: object) -> Mutant:
-    return Mutant(name, description, base, tuple(sorted(changes.items())), ops)
+def _m(name: str, description: str, base: str, ops: tuple[str, ...], **overrides: object) -> Mutant:
+    for f, v in overrides.items():
+        if (f, v) not in VARIANTS:
+            get_profile(base).with_(**{f: v})  # a value of the field's vocabulary, or a ProfileError naming it
+    return Mutant(name, description, base, MappingProxyType(dict(sorted(overrides.items()))), ops)
 
 
 Q = ("quantize", "quantize_dynamic")
@@ -213,11 +333,11 @@ _ALL = [
     _m("block-index-off-by-one", "partial blocks counted out of the block index (dim // block blocks per dim), "
        "so their elements use a later block's scale", NDARRAY, ("quantize",), block_layout="floor_index"),
     _m("grid-not-permuted", "a permuted block tensor keeps its scale grid in the old order (block dims permuted)",
-       NDARRAY, ("qlayout",), layout="ndarray/grid-not-permuted"),
+       NDARRAY, ("qlayout",), layout="grid-not-permuted"),
     _m("block-dims-not-permuted", "a permuted block tensor keeps the scheme's block dims (scale grid permuted)",
-       NDARRAY, ("qlayout",), layout="ndarray/block-dims-not-permuted"),
+       NDARRAY, ("qlayout",), layout="block-dims-not-permuted"),
     _m("scales-not-sliced", "slicing a block tensor moves the codes and keeps every block scale", FLEX,
-       ("qlayout",), layout="flex/scales-not-sliced"),
+       ("qlayout",), layout="scales-not-sliced"),
     _m("view-in-storage-order", "a non-contiguous input is quantized in storage order, not its logical order (#4491)",
        NDARRAY, ("quantize_view",), view_read="storage"),
     _m("gpu-zero-guard", "a zero scale divides as 0.1 on the GPU path", CUBECL, (*Q, "dequantize"), zero_scale="point_one"),

@@ -56,7 +56,7 @@ def _tensor_extremum(x: np.ndarray, reduce, profile: Profile) -> np.ndarray:
     m = reduce(flat)
     if m == 0:
         zeros = np.flatnonzero(flat == 0)
-        m = flat[zeros[ZERO_PICKS[profile.tensor_extremum]]]
+        m = flat[zeros[profile.step(ZERO_PICKS)]]
     return np.asarray(m, dtype=x.dtype).reshape(1)
 
 
@@ -143,7 +143,7 @@ def _mean(values: np.ndarray, axis: int, profile: Profile) -> np.ndarray:
     t = values.dtype
     acc = np.dtype(np.float32) if profile.half_mean_in_f32 and t.itemsize == 2 else t
     values = values.astype(acc, copy=False)
-    total = SUMS[profile.mean_summation](values, axis)
+    total = profile.step(SUMS)(values, axis)
     return np.expand_dims((total / acc.type(values.shape[axis])).astype(acc).astype(t), axis)
 
 

@@ -1,20 +1,63 @@
 """The closed vocabularies of a profile's choice fields, and the step tables keyed by them.
 
 A :class:`Choice` names the values one profile field may take (each a behaviour some real burn backend has) and
-holds the step table(s) that implement them: ``TIE.steps({"away": round_half_away, "even": round_half_even})``
-binds a table and fails at import if it misses or invents a value. A :class:`~oracle.profiles.Profile` refuses
-any other value at construction, naming the field and the allowed values.
+binds the step table(s) that implement them: ``TIE.steps({"away": round_half_away, "even": round_half_even})``
+returns a read-only :class:`Steps` and fails at import if the table misses or invents a value. A
+:class:`FixedStep` is a step every real backend takes alike, so no field chooses it. A
+:class:`~oracle.profile.Profile` refuses any value outside a field's vocabulary at construction, naming the field
+and the allowed values, and :meth:`~oracle.profile.Profile.step` is the one lookup of a profile's step.
 
-Adding a behaviour is one new value and one small step function in the module that owns the table. The mutation
-registry (``conformance/mutants.py``) adds its *wrong* variants with :meth:`Choice.add`, from outside the
-reference, so the reference holds only what burn does.
+Both are closed once their module is imported: nothing adds a value or a step later, so the oracle answers the
+same whatever else was imported. A wrong variant (``conformance/mutants.py``) is a profile whose ``step`` answers
+differently for one table, not an entry in these tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+
 
 class ProfileError(ValueError):
     """A profile field holds a value outside its vocabulary (or of the wrong type)."""
+
+
+class Steps(Mapping):
+    """A read-only table: each value of the profile field ``field`` -> the step that implements it."""
+
+    def __init__(self, field: str, table: Mapping):
+        self.field = field
+        self._table = MappingProxyType(dict(table))
+
+    def __getitem__(self, value: str):
+        return self._table[value]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def reference(self, profile) -> object:
+        """The step burn takes under ``profile``: the one its field's value names."""
+        return self._table[getattr(profile, self.field)]
+
+    def __repr__(self) -> str:
+        return f"Steps({self.field!r}, {sorted(self._table)})"
+
+
+class FixedStep:
+    """A step every real backend takes the same way, so no profile field chooses it; named so that a wrong variant
+    (a mutant) can say which step it replaces."""
+
+    def __init__(self, name: str, step: object, meaning: str):
+        self.name, self.step, self.meaning = name, step, meaning
+
+    def reference(self, profile) -> object:
+        return self.step
+
+    def __repr__(self) -> str:
+        return f"FixedStep({self.name!r})"
 
 
 class Choice:
@@ -22,8 +65,7 @@ class Choice:
 
     def __init__(self, field: str, **meanings: str):
         self.field = field
-        self.meanings = dict(meanings)
-        self._tables: list[dict] = []
+        self.meanings = MappingProxyType(dict(meanings))
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -35,24 +77,12 @@ class Choice:
                                f"{', '.join(map(repr, self.values))}")
         return value
 
-    def steps(self, table: dict) -> dict:
+    def steps(self, table: dict) -> Steps:
         """Bind ``table`` (value -> step): it must implement exactly the vocabulary."""
         if set(table) != set(self.meanings):
             raise AssertionError(f"step table of {self.field!r} has {sorted(table)}, the vocabulary "
                                  f"{sorted(self.meanings)}")
-        self._tables.append(table)
-        return table
-
-    def add(self, value: str, meaning: str, step: object) -> None:
-        """A new value of the field with its step (the mutants' wrong variants). Only for a field with one step
-        table, and never a value the field already has: when burn adopts a variant, the reference's own step
-        wins and the variant's registration must go (it fails here instead of silently replacing burn's step)."""
-        if len(self._tables) != 1:
-            raise AssertionError(f"{self.field!r} has {len(self._tables)} step tables: add its values in the oracle")
-        if value in self.meanings:
-            raise AssertionError(f"{self.field!r} already has the value {value!r}: {self.meanings[value]}")
-        self.meanings[value] = meaning
-        self._tables[0][value] = step
+        return Steps(self.field, table)
 
 
 # --- the kernel family ---------------------------------------------------------------------------------------
@@ -80,7 +110,6 @@ TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends up 
              even="rint: ties to even (GPU kernels; flex >= 0.23.0-pre.1)")
 DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)",
                   reciprocal="x * f32(1 / e) (flex <= 0.22.1)")
-TWO_LEVEL_DIVISION = Choice("two_level_division", product="x / f32(global * s): one division by the product")
 CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
                before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
                             "codes as rounding first; minifloats saturate either way)")
@@ -104,7 +133,6 @@ NAN_CODE = Choice(
 )
 
 # --- scales ------------------------------------------------------------------------------------------------
-SCALE_ROUNDING = Choice("scale_rounding", up="ScaleDtype::round_up: the smallest value of the dtype not below")
 ZERO_SCALE = Choice(
     "zero_scale",
     point_one="ndarray's valid_scale: an effective scale of exactly 0 divides as 0.1",
@@ -112,14 +140,8 @@ ZERO_SCALE = Choice(
                  "round_up(f32::MIN_POSITIVE)",
     none="no guard (GPU kernels)",
 )
-NORMALIZED_DTYPE = Choice("normalized_dtype",
-                          tensor="two-level block scales normalized in f32, cast back to the tensor dtype (§3.1)")
-BLOCK_LAYOUT = Choice("block_layout", nd="blocks are N-D rectangles of the tensor (§1.8)")
-SCALE_ARITHMETIC = Choice("scale_arithmetic",
-                          tensor="every scale step is one tensor op in the tensor's float dtype (§3, §3.1)")
 
 # --- bytes -------------------------------------------------------------------------------------------------
-PACKING = Choice("packing", lsb_first="code k of a u32 word at bits [k*bits, (k+1)*bits)")
 VALUE_LAYOUT = Choice(
     "value_layout",
     bytes="TensorData holds one i8 per value whatever the store (burn-std <= 0.22.1)",
@@ -188,8 +210,3 @@ LAYOUT = Choice(
          "span rows); a Native tensor's matmul does not compile to WGSL (measured on lavapipe)",
     vulkan="the wgpu routes, the matmul compiled to SPIR-V (measured on lavapipe, where it crashes: gemm_crashes)",
 )
-PACKING_DIM = Choice("packing_dim", follows_axes="a kept packed store's dim follows its axis through transposes and "
-                                               "permutations, and becomes the innermost when a reshape drops it "
-                                               "(QuantScheme::swap_dims / permute_dims / reshape_packing_dim)")
-VIEW_READ = Choice("view_read", logical="a non-contiguous input is read in its logical (row-major view) order "
-                                        "(burn-ndarray into_data, burn-flex to_contiguous)")

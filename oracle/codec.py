@@ -15,9 +15,9 @@ import ml_dtypes
 import numpy as np
 
 from .blocks import num_params
-from .choices import PACKING, VALUE_LAYOUT
+from .choices import VALUE_LAYOUT, FixedStep
 from .errors import panic
-from .packing import block_scale_order, pack_lines, unpack_lines, value_bytes
+from .packing import block_scale_order, pack_lines, packed_order, unpack_lines, value_bytes
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import round_up
@@ -82,7 +82,7 @@ def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> n
     prof = get_profile(profile)
     codes, scheme, global_scale = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme, qtensor.global_scale
     scales = np.asarray(qtensor.scales, dtype=np.float32).ravel()
-    layout = LAYOUTS[prof.value_layout]
+    layout = prof.step(LAYOUTS)
     values = layout.write(codes, scheme)
     if scheme.block_size() is None:
         if scales.size == 0:
@@ -113,7 +113,7 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     prof = get_profile(profile)
     raw = np.asarray(data, dtype=np.uint8).ravel()
     shape = tuple(shape)
-    layout = LAYOUTS[prof.value_layout]
+    layout = prof.step(LAYOUTS)
     if validated and prof.validates_data_length:
         _check_data_length(raw.size, shape, scheme, layout)
     glob_dtype = scheme.global_scale_dtype()
@@ -175,7 +175,7 @@ class OneBytePerValue:
             raise panic("bytes.unsupported_store")
         bits = value.size_bits
         per_word = 32 // bits
-        shifts = SHIFTS[prof.packing](per_word, bits)
+        shifts = prof.step(PACKING)(per_word, bits)
         fields = ((words[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
         signed = ((fields << (8 - bits)).view(np.int8) >> (8 - bits)).astype(np.int8)
         remaining = numel - np.arange(words.size, dtype=np.int64) * per_word
@@ -185,26 +185,29 @@ class OneBytePerValue:
 
 @dataclass(frozen=True)
 class PackedLines:
-    """burn-std >= 0.23.0-pre.1 (``oracle/packing.py``): a packed store packed line by line along its packed dim
-    (``padded``: each line padded to whole words; unpadded is a mutant packing the flattened tensor), block
-    scales of an outer packed dim in the same order; the reader asserts the values' exact byte count."""
+    """burn-std >= 0.23.0-pre.1 (``oracle/packing.py``): a packed store packed line by line along its packed dim,
+    each line padded to whole words (:meth:`lines`), block scales of an outer packed dim in the same order; the
+    reader asserts the values' exact byte count."""
 
-    padded: bool = True
     empty_words_refused = False  # words are read line by line, not cast from the buffer
 
     def _packed(self, scheme: QuantScheme) -> bool:
         return scheme.store.kind != "Native"
 
+    def lines(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray:
+        """The lines the values are packed in: ``PackedOrder``'s, along the packed dim."""
+        return packed_order(shape, scheme.store.dim)
+
     def write(self, codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
         if not self._packed(scheme):
             return codes.ravel().view(np.uint8)
-        return pack_lines(codes, codes.shape, scheme, self.padded)
+        return pack_lines(codes, self.lines(codes.shape, scheme), scheme)
 
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
         return block_scale_order(shape, scheme)
 
     def value_bytes(self, shape: tuple[int, ...], scheme: QuantScheme) -> int:
-        return value_bytes(shape, scheme, self.padded) if self._packed(scheme) else math.prod(shape)
+        return value_bytes(shape, scheme) if self._packed(scheme) else math.prod(shape)
 
     def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
              prof: Profile) -> tuple[np.ndarray, int]:
@@ -214,13 +217,13 @@ class PackedLines:
         _check_values_length(split, shape, scheme, self.value_bytes(shape, scheme))
         if not self._packed(scheme):
             return raw[:split].view(np.int8).copy(), split
-        return unpack_lines(raw[:split], shape, scheme, self.padded), split
+        return unpack_lines(raw[:split], shape, self.lines(shape, scheme), scheme), split
 
     def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:
         """The words as the value region of a ``[numel]`` tensor under ``PackedU32(0)``: one padded line."""
         scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
         _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
-        return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), scheme, self.padded)
+        return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), self.lines((numel,), scheme), scheme)
 
 
 def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:
@@ -278,7 +281,7 @@ def pack_u32(codes: np.ndarray, value: QuantValue, *, profile: str | Profile = D
     padded = np.zeros(-(-c.size // per_word) * per_word, dtype=np.uint32)
     padded[: c.size] = c.view(np.uint8) & ((1 << bits) - 1)
     lanes = padded.reshape(-1, per_word)
-    shifts = SHIFTS[prof.packing](per_word, bits)
+    shifts = prof.step(PACKING)(per_word, bits)
     return np.bitwise_or.reduce(lanes << shifts, axis=1).astype(np.uint32) if lanes.size else padded
 
 
@@ -287,12 +290,12 @@ def unpack_u32(words: np.ndarray, value: QuantValue, numel: int, *,
     """The codes burn's public reader gives for u32 words of ``numel`` values (``unpack_q_to_i8s`` up to 0.22.1,
     one padded line of ``QuantizedBytes`` from 0.23.0-pre.1): see the profile's ``value_layout``."""
     prof = get_profile(profile)
-    return LAYOUTS[prof.value_layout].unpack_u32(np.asarray(words, dtype=np.uint32).ravel(), value, numel, prof)
+    return prof.step(LAYOUTS).unpack_u32(np.asarray(words, dtype=np.uint32).ravel(), value, numel, prof)
 
 
 def _lsb_first(per_word: int, bits: int) -> np.ndarray:
     return np.arange(per_word, dtype=np.uint32) * np.uint32(bits)
 
 
-# The bit offset of each code of a word, by packing order.
-SHIFTS = PACKING.steps({"lsb_first": _lsb_first})
+# The bit offset of each code of a word.
+PACKING = FixedStep("packing", _lsb_first, "code k of a u32 word at bits [k*bits, (k+1)*bits)")

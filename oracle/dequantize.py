@@ -38,7 +38,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
         stages.effective_scales = effective
-    values = VALUES[prof.kernel](codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
+    values = prof.step(VALUES)(codes, qtensor.scheme.value, qtensor.scheme.store.kind == "PackedU32", prof)
     words = prof.packed_words_row_major and qtensor.scheme.store.kind == "PackedU32" and codes.size
     if _reads_memory_order(qtensor, prof):
         values = _memory_order(values, qtensor)
@@ -46,8 +46,8 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
         values, per_element = _packed_words(values, layout.spread(effective), qtensor)
     else:
         unit = 1 if qtensor.last_axis_moved else native_vector_width(codes.shape, np.dtype(out).itemsize, prof)
-        per_element = SPREADS[prof.kernel](layout.spread(effective), codes.shape, qtensor.scheme, unit)
-    x = PRODUCTS[prof.kernel](values, per_element, glob is None, out)
+        per_element = prof.step(SPREADS)(layout.spread(effective), codes.shape, qtensor.scheme, unit)
+    x = prof.step(PRODUCTS)(values, per_element, glob is None, out)
     if dtype not in prof.output_dtypes:
         raise panic("ndarray.unsupported_dtype", dtype=dtype.upper())
     with np.errstate(over="ignore"):
@@ -61,14 +61,14 @@ def _reload(qt: QTensor, profile: Profile, checks: bool = True) -> tuple[np.ndar
     refused = scheme.mode is QuantMode.Lookup or scheme.value.name not in profile.from_data_values
     if refused and profile.from_data_panic is not None:
         raise panic(profile.from_data_panic, scheme=scheme.debug())
-    return RELOADS[profile.kernel](qt, data, profile, checks)
+    return profile.step(RELOADS)(qt, data, profile, checks)
 
 
 def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     """The CPU backends read the bytes back with ``QuantizedBytes::into_vec_i8``."""
     scheme, shape = qt.scheme, qt.codes.shape
     sub_byte_ints = scheme.value.size_bits < 8 and not scheme.value.is_float  # the branch that casts to u32 words
-    unaligned = LAYOUTS[profile.value_layout].empty_words_refused
+    unaligned = profile.step(LAYOUTS).empty_words_refused
     if unaligned and data.size == 0 and scheme.store.kind == "PackedU32" and scheme.store.dim == 0 and sub_byte_ints:
         # TensorData::quantized of nothing holds a dangling, 1-aligned buffer, which into_vec_i8's
         # bytemuck::cast_slice to u32 words refuses after its packed-dim assert (observed on burn-flex; bytes read in through
@@ -125,7 +125,7 @@ def _cpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
     """The CPU backends read an integer code as itself, and a minifloat code as the profile's ``float_codes``
     says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
     if value.is_float:
-        return FLOAT_DECODERS[profile.float_codes](codes, value)
+        return profile.step(FLOAT_DECODERS)(codes, value)
     return codes.astype(np.float32)
 
 
@@ -137,7 +137,7 @@ def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
     if value.is_float and not packed_u32:
         return minifloat_values(codes, value)
     if value.is_float:
-        return FLOAT_DECODERS[profile.float_codes](codes, value)
+        return profile.step(FLOAT_DECODERS)(codes, value)
     return codes.astype(np.float32)
 
 

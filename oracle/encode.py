@@ -12,7 +12,7 @@ import numpy as np
 
 from .choices import CLAMP, FLOAT_CODES, NAN_CODE
 from .errors import panic
-from .profiles import Profile
+from .profile import Profile
 from .rounding import FP8_DTYPES, ROUNDERS, ROUNDERS_BEFORE_TRUNCATION, minifloat_codes
 from .scheme import QuantScheme, QuantValue
 
@@ -20,7 +20,7 @@ from .scheme import QuantScheme, QuantValue
 def encode(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """Round and clamp ``v = x / e`` to the value range, then the stored code, with the profile's NaN rule
     (§5.2-5.4). ``v`` is a temporary the caller hands over: the integer path works in place."""
-    return ENCODERS[profile.clamp](v, scheme, profile)
+    return profile.step(ENCODERS)(v, scheme, profile)
 
 
 def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
@@ -28,13 +28,13 @@ def _round_then_clamp(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> n
     a, b = scheme.value.range()
     if not scheme.value.is_float:
         return _encode_int(v, a, b, profile)
-    return FLOAT_ENCODERS[profile.float_codes](v, scheme, profile)
+    return profile.step(FLOAT_ENCODERS)(v, scheme, profile)
 
 
 def _clamp_then_round(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """``round(clamp(v, a, b))`` (flex >= 0.23.0-pre.1, ``burn-flex/src/quant_codes.rs:20-43``). With integer
     bounds and burn's saturating minifloat conversions the codes equal rounding first (every rounding keeps
-    ±inf, which either order ends at ±b; see tests/test_mutation_gate.py)."""
+    ±inf, which either order ends at ±b; see tests/suite/test_mutation_gate.py)."""
     a, b = scheme.value.range()
     np.clip(v, np.float32(a), np.float32(b), out=v)
     return _round_then_clamp(v, scheme, profile)
@@ -43,7 +43,7 @@ def _clamp_then_round(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> n
 def _integer_float_codes(v: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """A minifloat value's scaled values rounded to integers like any value's, then stored (``store_codes``)."""
     a, b = scheme.value.range()
-    r = np.clip(ROUNDERS[profile.tie](v), np.float32(a), np.float32(b))
+    r = np.clip(profile.step(ROUNDERS)(v), np.float32(a), np.float32(b))
     return store_codes(nan_codes(r, a, b, profile), scheme, profile)
 
 
@@ -73,7 +73,7 @@ def _encode_int(v: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarr
     """Integer codes in place, the rounding's final ``trunc`` folded into the int8 cast (which truncates toward
     zero): exact because the clamp bounds are integers, so truncating and clamping commute (and, as they lie
     within i8, flex's saturating cast has nothing left to saturate)."""
-    v = ROUNDERS_BEFORE_TRUNCATION[profile.tie](v)
+    v = profile.step(ROUNDERS_BEFORE_TRUNCATION)(v)
     np.clip(v, np.float32(a), np.float32(b), out=v)
     return nan_codes(v, a, b, profile).astype(np.int8)
 
@@ -84,7 +84,7 @@ ENCODERS = CLAMP.steps({"after_round": _round_then_clamp, "before_round": _clamp
 def nan_codes(r: np.ndarray, a: float, b: float, profile: Profile) -> np.ndarray:
     """The profile's NaN rule applied to rounded, clamped values ``r`` (range ``[a, b]``)."""
     if r.size and np.isnan(r.max()):
-        return NAN_CODES[profile.nan_code](r, a, b)
+        return profile.step(NAN_CODES)(r, a, b)
     return r
 
 

@@ -15,7 +15,7 @@ from .blocks import params_shape
 from .calibration import compute_range
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize
-from .layout import VIEW_READS, run_steps, view_strides
+from .layout import run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
@@ -25,6 +25,7 @@ from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
 from .support import strided_vector_width
+from .views import VIEW_READ, view_strides
 
 Outputs = dict[str, object]
 
@@ -97,7 +98,7 @@ def _qlayout(params, inputs, prof, stages) -> Outputs:
 
 def _quantize_view(params, inputs, prof, stages) -> Outputs:
     """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
-    x = VIEW_READS[prof.view_read](np.asarray(inputs["x"]), params["view"])
+    x = prof.step(VIEW_READ)(np.asarray(inputs["x"]), params["view"])
     if prof.max_vector_size <= 16:  # a device whose Native kernels vectorize: the view's strides bound the width
         strides = view_strides(np.shape(inputs["x"]), params["view"])
         width = strided_vector_width(x.shape, strides, x.dtype.itemsize, prof)

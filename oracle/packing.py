@@ -21,14 +21,6 @@ from .errors import panic
 from .scheme import QuantScheme
 
 
-def lines(shape: tuple[int, ...], scheme: QuantScheme, padded: bool = True) -> np.ndarray:
-    """The lines values are packed in: burn's (:func:`packed_order`), or, unless ``padded`` (a mutant), the
-    tensor flattened row-major into a single line, padded once at its end."""
-    if not padded:
-        return np.arange(math.prod(shape), dtype=np.int64).reshape(1, -1)
-    return packed_order(shape, scheme.store.dim)
-
-
 def packed_order(dims: tuple[int, ...], packed_dim: int) -> np.ndarray:
     """``PackedOrder::new(dims, packed_dim)``: the row-major positions of a tensor of ``dims`` in stored order, as
     a ``[lines, line_len]`` array (a scalar is one line of one value)."""
@@ -50,10 +42,10 @@ def word_layout(scheme: QuantScheme) -> tuple[int, int, int]:
     return bits, word_bits // bits, -(-word_bits // 8)
 
 
-def pack_lines(codes: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, padded: bool = True) -> np.ndarray:
-    """``PackedOrder::pack``: the value bytes of a packed store, every line padded to whole words."""
+def pack_lines(codes: np.ndarray, order: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+    """``PackedOrder::pack``: the value bytes of a packed store whose lines are ``order`` (``[lines, line_len]``
+    row-major positions, :func:`packed_order`'s), every line padded to whole words."""
     bits, per_word, word_bytes = word_layout(scheme)
-    order = lines(shape, scheme, padded)
     flat = np.asarray(codes, dtype=np.int8).ravel()
     n_lines, length = order.shape
     words_per_line = -(-length // per_word)
@@ -65,21 +57,20 @@ def pack_lines(codes: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, p
     return np.ascontiguousarray(le).ravel()
 
 
-def value_bytes(shape: tuple[int, ...], scheme: QuantScheme, padded: bool = True) -> int:
-    """Bytes :func:`pack_lines` writes for a tensor of ``shape`` (``storage_elements`` times the word size)."""
+def value_bytes(shape: tuple[int, ...], scheme: QuantScheme) -> int:
+    """Bytes :func:`pack_lines` writes for a tensor of ``shape`` in burn's lines (``storage_elements`` times the
+    word size)."""
     _, per_word, word_bytes = word_layout(scheme)
-    if not padded:
-        return -(-math.prod(shape) // per_word) * word_bytes
     dims = list(shape) or [1]
     axis = len(dims) - scheme.store.dim - 1
     dims[axis] = -(-dims[axis] // per_word)
     return math.prod(dims) * word_bytes
 
 
-def unpack_lines(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, padded: bool = True) -> np.ndarray:
-    """``PackedOrder::unpack``: the row-major codes of ``data`` (exactly :func:`value_bytes` long)."""
+def unpack_lines(data: np.ndarray, shape: tuple[int, ...], order: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+    """``PackedOrder::unpack``: the row-major codes of ``data`` (exactly its lines' bytes long), read in the lines
+    ``order``."""
     bits, per_word, word_bytes = word_layout(scheme)
-    order = lines(shape, scheme, padded)
     n_lines, length = order.shape
     words_per_line = -(-length // per_word)
     padded = np.zeros((n_lines * words_per_line, 4), dtype=np.uint8)

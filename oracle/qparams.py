@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .choices import NORMALIZED_DTYPE, SCALE_ARITHMETIC
+from .choices import FixedStep
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import F16_MAX, F32_MIN_POSITIVE, QuantScheme, ScaleDtype
@@ -30,7 +30,7 @@ def compute_q_params(min_: np.ndarray, max_: np.ndarray, scheme: QuantScheme, *,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # `float_lower` then `mask_where`: a NaN max_abs compares false, so min_abs is taken (NaN ignored there).
         alpha = np.where(min_abs < max_abs, max_abs, min_abs)
-        w = WORKING_DTYPE[prof.scale_arithmetic](t).type
+        w = prof.step(SCALE_ARITHMETIC)(t).type
         values_range = alpha.astype(w, copy=False) * w(2.0)
         scales = (values_range / w(np.float32(b - a))).astype(t, copy=False)
     if stages is not None:
@@ -51,7 +51,7 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
     if scales.size == 0:  # float_max of no block scales (an empty tensor): every backend's max panics
         raise panic(profile.empty_max_panic)
     t = scales.dtype
-    w = WORKING_DTYPE[profile.scale_arithmetic](np.dtype(np.float32)).type
+    w = profile.step(SCALE_ARITHMETIC)(np.dtype(np.float32)).type
     s32 = scales.astype(w, copy=False)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         peak = np.max(s32)
@@ -59,15 +59,17 @@ def normalize_scales(scales: np.ndarray, block_dtype: ScaleDtype, profile: Profi
         clamp_min = np.fmax if profile.clamp_min_ignores_nan else np.maximum
         glob = clamp_min(glob, w(F32_MIN_POSITIVE))
         normalized = (s32 / glob).astype(np.float32, copy=False)
-    return NORMALIZED_CASTS[profile.normalized_dtype](normalized, t), np.array([glob], dtype=np.float32)
+    return profile.step(NORMALIZED_DTYPE)(normalized, t), np.array([glob], dtype=np.float32)
 
 
 def _to_tensor_dtype(normalized: np.ndarray, t: np.dtype) -> np.ndarray:
     return normalized.astype(t, copy=False)
 
 
-NORMALIZED_CASTS = NORMALIZED_DTYPE.steps({"tensor": _to_tensor_dtype})
+NORMALIZED_DTYPE = FixedStep("normalized_dtype", _to_tensor_dtype,
+                             "two-level block scales normalized in f32, cast back to the tensor dtype (§3.1)")
 
 
 # The dtype a scale step computes in, given the dtype burn computes it in (a mutant computes wider).
-WORKING_DTYPE = SCALE_ARITHMETIC.steps({"tensor": lambda t: t})
+SCALE_ARITHMETIC = FixedStep("scale_arithmetic", lambda t: t,
+                             "every scale step is one tensor op in the tensor's float dtype (§3, §3.1)")

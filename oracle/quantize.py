@@ -25,7 +25,7 @@ import numpy as np
 
 from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of
 from .calibration import compute_range
-from .choices import BLOCK_LAYOUT, DIVISION, KERNEL, TWO_LEVEL_DIVISION
+from .choices import DIVISION, KERNEL, FixedStep
 from .codec import encode_scales
 from .encode import encode
 from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
@@ -33,7 +33,7 @@ from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
 from .rounding import dtype_name, round_up
-from .scales import effective_scales, stored_scales
+from .scales import effective_scales, stored_scales, validated_scale
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
 from .support import check_quantize, native_vector_width
@@ -108,11 +108,11 @@ def tensor_checks(scheme: QuantScheme, global_scale: np.ndarray | None) -> None:
 
 def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None,
               profile: Profile, stages: Stages | None) -> QTensor:
-    kernel = KERNELS[profile.kernel]
+    kernel = profile.step(KERNELS)
     held, glob, layout = kernel.admit(x, scheme, scales, global_scale, profile)
     grid = held[: layout.block_count()]
     dividend, effective = kernel.operands(x, effective_scales(grid, glob, profile), glob is None, profile)
-    divide_block, divisor = TWO_LEVEL_DIVISIONS[profile.two_level_division](
+    divide_block, divisor = profile.step(TWO_LEVEL_DIVISION)(
         lambda values: _spread(values, layout, scheme, profile), grid, glob, effective, profile)
 
     def scaled(xc: np.ndarray, dc: np.ndarray) -> np.ndarray:
@@ -131,20 +131,20 @@ def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sca
 
 def _spread(grid: np.ndarray, layout, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """Per-block values broadcastable against ``layout.element_view(x)``."""
-    return PER_ELEMENT[profile.block_layout](grid, layout, scheme)
+    return profile.step(BLOCK_LAYOUT)(grid, layout, scheme)
 
 
 def _nd_blocks(grid: np.ndarray, layout, scheme: QuantScheme) -> np.ndarray:
     return layout.per_element(grid)
 
 
-PER_ELEMENT = BLOCK_LAYOUT.steps({"nd": _nd_blocks})
+BLOCK_LAYOUT = FixedStep("block_layout", _nd_blocks, "blocks are N-D rectangles of the tensor (§1.8)")
 
 
 def divide(x: np.ndarray, e: np.ndarray, profile: Profile) -> np.ndarray:
     """``x / e`` as the profile divides."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return DIVISIONS[profile.division](x, e)
+        return profile.step(DIVISIONS)(x, e)
 
 
 def _reciprocal(x: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -161,7 +161,8 @@ def _by_effective(spread, grid, glob, effective, profile):
 
 # How an element meets its block's scales: ``(divide_block(x_chunk, divisor_chunk), divisor)`` from the spread
 # function, the held block scales, the global and the effective scales.
-TWO_LEVEL_DIVISIONS = TWO_LEVEL_DIVISION.steps({"product": _by_effective})
+TWO_LEVEL_DIVISION = FixedStep("two_level_division", _by_effective,
+                               "x / f32(global * s): one division by the product")
 
 
 _CHUNK = 1 << 16  # elements per step: every temporary of the pipeline stays in the L2 cache
@@ -395,3 +396,41 @@ class Kernel:
 
 KERNELS = KERNEL.steps({"cpu": Kernel(_admit_cpu, _cpu_operands, _as_is),
                         "gpu": Kernel(_admit_gpu, _gpu_operands, _through_input_dtype)})
+
+
+# --- flex's own quantizer (its per-block layout ops) ---------------------------------------------------------
+
+
+def flex_quantize_dynamic(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
+    """burn-flex's own ``QTensorOps::quantize_dynamic`` (``ops/qtensor.rs:67-142``), reached only from inside flex
+    (its per-block layout ops). Per block ``alpha`` = the largest ``|x|``, folded from 0 with ``f32::max`` (a NaN is
+    skipped); ``s = 2 * alpha / (b - a)``; two-level: ``global = validated(max(s) / M)``, blocks ``validated(s /
+    global)``. The codes then follow flex's quantize arithmetic with those scales."""
+    size = scheme.block_size()
+    layout = BlockLayout(x.shape, size)
+    index = _block_index(layout)
+    peaks = np.zeros(layout.block_count(), dtype=np.float32)
+    np.fmax.at(peaks, index.ravel(), np.abs(x.astype(np.float32)).ravel())
+    a, b = scheme.value.range()
+    with np.errstate(all="ignore"):
+        raw = (np.float32(2.0) * peaks) / np.float32(b - a)
+        glob = None
+        if scheme.global_scale_dtype() is None:
+            scales = validated_scale(raw, scheme.scale_dtype(), profile)
+        else:
+            peak = np.float32(max(0.0, float(np.nanmax(raw)) if raw.size else 0.0))
+            glob = validated_scale(np.array([peak / np.float32(scheme.scale_dtype().max_representable())],
+                                            dtype=np.float32), scheme.global_scale_dtype(), profile)
+            scales = validated_scale(raw / glob[0], scheme.scale_dtype(), profile)
+    return quantize(x, scheme, scales, glob, profile=profile)
+
+
+def _block_index(layout: BlockLayout) -> np.ndarray:
+    """``block_of`` of every element, as an array of the tensor's shape."""
+    index = np.zeros(layout.shape, dtype=np.int64)
+    stride = 1
+    for dim in reversed(range(len(layout.shape))):
+        coord = np.arange(layout.shape[dim]) // layout.block[dim]
+        index += (coord * stride).reshape([-1 if d == dim else 1 for d in range(len(layout.shape))])
+        stride *= layout.blocks[dim]
+    return index

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .choices import SCALE_ROUNDING, ZERO_SCALE
+from .choices import ZERO_SCALE, FixedStep
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .rounding import round_up
@@ -24,14 +24,15 @@ def scale_to_dtype(scales: np.ndarray, dtype: ScaleDtype, profile: str | Profile
         if s.size:
             raise panic("scale.ue8m0")
         return s.copy()
-    return SCALE_ROUNDINGS[profile.scale_rounding](s, dtype, profile.ue8m0)
+    return profile.step(SCALE_ROUNDING)(s, dtype, profile.ue8m0)
 
 
 def _round_up(scales: np.ndarray, dtype: ScaleDtype, ue8m0: bool) -> np.ndarray:
     return round_up(scales, dtype, ue8m0=ue8m0)
 
 
-SCALE_ROUNDINGS = SCALE_ROUNDING.steps({"up": _round_up})
+SCALE_ROUNDING = FixedStep("scale_rounding", _round_up,
+                           "ScaleDtype::round_up: the smallest value of the dtype not below")
 
 
 def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
@@ -48,7 +49,7 @@ def validated_scale(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> 
 def stored_scales(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
     """What the backend keeps as the tensor's scales: flex validates them (and keeps the validated ones), the
     others keep the rounded scales (ndarray's 0.1 guard touches only the divisor: an all-zero tensor stores 0)."""
-    return STORED[profile.zero_scale](scales, dtype, profile)
+    return profile.step(STORED)(scales, dtype, profile)
 
 
 STORED = ZERO_SCALE.steps({"point_one": scale_to_dtype, "min_positive": validated_scale, "none": scale_to_dtype})
@@ -57,7 +58,7 @@ STORED = ZERO_SCALE.steps({"point_one": scale_to_dtype, "min_positive": validate
 def effective_guard(effective: np.ndarray, profile: Profile) -> np.ndarray:
     """ndarray's ``valid_scale``: an effective scale equal to 0 (either sign) divides as 0.1; NaN, inf and
     negative scales pass through. flex validated earlier; the GPU kernel has no guard."""
-    return GUARDS[profile.zero_scale](np.asarray(effective, dtype=np.float32))
+    return profile.step(GUARDS)(np.asarray(effective, dtype=np.float32))
 
 
 def effective_scales(grid: np.ndarray, glob: np.ndarray | None, profile: Profile) -> np.ndarray:

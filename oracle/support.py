@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .choices import QUANTIZE_CHECK, READ_FAILURE
 from .errors import panic
-from .profiles import Profile
+from .profile import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
 
 Check = Callable[[QuantScheme, tuple[int, ...], Profile, int], None]
@@ -151,7 +151,7 @@ _DEFERRED = READ_FAILURE.steps({
 
 def deferred_panic(root: str, profile: Profile, **fields):
     """The panic a user meets when reading the output of a launch that failed for ``root`` (a compile error)."""
-    return panic(_DEFERRED[profile.read_failure][root], **fields)
+    return panic(profile.step(_DEFERRED)[root], **fields)
 
 
 CHECKS: dict[str, Check] = QUANTIZE_CHECK.steps({

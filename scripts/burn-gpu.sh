@@ -10,7 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-lavapipe.sh
-[ "$#" -gt 0 ] || set -- gpu-pre3 gpu-0.22.1
+# Default: every CI build with a WGSL binary (each also builds its SPIR-V one), from adapters/burn/releases.toml.
+if [ "$#" -eq 0 ]; then
+    mapfile -t builds < <(python3 scripts/releases.py names --ci --feature wgpu)
+    set -- "${builds[@]}"
+fi
 profile="${PROFILE:-}"
 mkdir -p out/burn-gpu
 mapfile -t binaries < <(bash adapters/burn/build.sh "$@")

@@ -24,7 +24,11 @@ command -v nvcc >/dev/null || [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" ] \
     || fail "no CUDA toolkit (nvcc not on PATH nor in \${CUDA_PATH:-/usr/local/cuda}/bin); cubecl-cuda compiles kernels with NVRTC from it"
 echo "gpu-check.sh: GPU: $gpus" >&2
 
-[ "$#" -gt 0 ] || set -- cuda-pre3 cuda-0.22.1
+# Default: every CUDA build of adapters/burn/releases.toml.
+if [ "$#" -eq 0 ]; then
+    mapfile -t builds < <(python3 scripts/releases.py names --feature cuda)
+    set -- "${builds[@]}"
+fi
 make setup >&2
 mapfile -t binaries < <(bash adapters/burn/build.sh "$@")
 mkdir -p out/gpu-check

@@ -17,6 +17,10 @@ from pathlib import Path
 
 from ..runner import RunnerError
 
+DEFAULT_OUT = Path("out/fuzz")
+"""Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
+checkout leaves nothing to commit by accident."""
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qconform fuzz", description=__doc__.split("\n\n")[0])
@@ -27,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
     budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
-    ap.add_argument("--out", type=Path, default=Path("qconform-fuzz"), help="where minimal repro suites go")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--timeout", type=float, default=30.0, help="per-case backend timeout (s)")
     ap.add_argument("--jobs", type=int, default=1, metavar="N", help="judge cases in N worker processes, each "

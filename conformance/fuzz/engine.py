@@ -30,7 +30,8 @@ import oracle
 from .. import diagnose
 from ..cases import Case
 from ..compare import FAILED, PASSED
-from ..generate import PROFILES, TOLERANT_OPS, CaseError, _canonical_json, expect
+from ..contracts import TOLERANT_OPS, contracts
+from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
@@ -62,7 +63,7 @@ class Divergence:
 
 
 BATCH = 64  # requests in flight through a backend with run_many
-# A digest hashes only the dtype and shape of an output compared within a tolerance; generate.TOLERANT_OPS names
+# A digest hashes only the dtype and shape of an output compared within a tolerance; contracts.TOLERANT_OPS names
 # the ops whose contracts can give one (qlayout's, for a chain holding a matmul, runs the oracle on its prefix).
 
 
@@ -316,7 +317,7 @@ def status_of(verdict) -> str:
 def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
     if not canonical:  # the strategies build plain JSON params and contiguous arrays already
         return Case(f"{case.op}/fuzz/case", case.op, case.params, case.inputs, reason="fuzz")
-    params = _canonical_json(case.params, f"fuzz case {case.op}")
+    params = canonical_json(case.params, f"fuzz case {case.op}")
     inputs = {k: np.ascontiguousarray(v) for k, v in case.inputs.items()}
     vid = vector_id(case.op, params, inputs)
     return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
@@ -484,7 +485,6 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
     (default: the backend's own; pass the tested backend's when digesting the reference) is not sent and
     hashes as "not applicable"."""
     caps = capabilities if capabilities is not None else backend.hello.capabilities
-    from ..generate import _contracts
     chain = hashlib.sha256(json.dumps([seed, profile, ops or "all"]).encode()).digest()
     checkpoints = []
     batch = BATCH if hasattr(backend, "run_many") else 1
@@ -500,8 +500,8 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
         for i, case in zip(indices, drawn):
             outcome = answered.get(id(case))
             with np.errstate(all="ignore"):
-                contracts = _contracts(_as_case(case, False), profile, {}) if case.op in TOLERANT_OPS else {}
-            data = b"not applicable" if outcome is None else outcome_bytes(outcome, contracts)
+                compare = contracts(_as_case(case, False), profile) if case.op in TOLERANT_OPS else {}
+            data = b"not applicable" if outcome is None else outcome_bytes(outcome, compare)
             chain = hashlib.sha256(chain + hashlib.sha256(data).digest()).digest()
             if (i - start + 1) % CHECKPOINT == 0:
                 checkpoints.append(chain.hex())

@@ -26,14 +26,26 @@ import numpy as np
 from hypothesis import strategies as st
 
 import oracle
-from oracle import QuantScheme, QuantValue, get_profile, layout
+from oracle import QuantScheme, QuantValue, ScaleDtype, get_profile, layout, vocabulary
 from oracle.blocks import params_shape
+from oracle.rounding import FLOAT_DTYPES
 from oracle.support import check_quantize
 
-FLOATS = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16)}
-VALUES = ("Q8S", "Q8F", "Q4S", "Q4F", "Q2S", "Q2F", "E4M3", "E5M2", "E2M1")
-SCALE_DTYPES = ("F32", "F16", "BF16", "UE4M3", "UE8M0")
-SCALE_BYTES = {"F32": 4, "F16": 2, "BF16": 2, "UE4M3": 1, "UE8M0": 1}
+
+def _draw_order(words: tuple[str, ...], order: str) -> tuple[str, ...]:
+    """``words`` (a list of oracle/vocabulary.py) in the order the fuzzer draws them. The order is the shrinker's
+    (its plain choice first) and part of every seed's cases, so it stays as the recorded campaigns drew it; the
+    words are the vocabulary's: a word added there and not here (or gone from there) fails at import."""
+    drawn = tuple(order.split())
+    if sorted(drawn) != sorted(words):
+        raise ValueError(f"fuzz draw order {drawn} is not a permutation of the vocabulary's {words}")
+    return drawn
+
+
+FLOATS = {name: FLOAT_DTYPES[name] for name in vocabulary.FLOAT_DTYPES}
+VALUES = _draw_order(vocabulary.VALUES, "Q8S Q8F Q4S Q4F Q2S Q2F E4M3 E5M2 E2M1")
+SCALE_DTYPES = _draw_order(vocabulary.SCALE_DTYPES, "F32 F16 BF16 UE4M3 UE8M0")
+SCALE_BYTES = {name: ScaleDtype[name].size for name in SCALE_DTYPES}
 MAX_ELEMENTS = 96  # per tensor: enough for several blocks of several dims, small enough to stay fast
 
 

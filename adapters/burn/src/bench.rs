@@ -9,7 +9,7 @@ use burn_tensor::Tensor;
 use serde_json::json;
 
 use crate::compat;
-use crate::ops::Target;
+use crate::target::Target;
 
 fn arg(args: &[String], name: &str) -> Option<usize> {
     let i = args.iter().position(|a| a == name)?;

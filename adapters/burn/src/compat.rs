@@ -1,7 +1,7 @@
 //! The few calls whose signature or reach differs between the burn releases the harness is built
 //! against. Built for 0.22.0-pre.3 unless a release feature is on: `release-0-22-1` (set by
 //! v0_22_1/Cargo.toml, and by v0_23_0_pre_1/Cargo.toml, whose API extends 0.22.1's) or
-//! `release-0-23` (v0_23_0_pre_1/Cargo.toml).
+//! `release-0-23-0-pre-1` (v0_23_0_pre_1/Cargo.toml).
 
 /// burn's `scale_to_dtype`: in 0.22.0-pre.3 `ScaleDtype::round_up(..).expect("UE8M0 scales are
 /// not yet supported")`.
@@ -10,9 +10,9 @@ pub use burn_std::quantization::scale_to_dtype;
 /// The burn release these binaries are built against (the `=` pin in Cargo.toml).
 #[cfg(not(feature = "release-0-22-1"))]
 pub const BURN_VERSION: &str = "0.22.0-pre.3";
-#[cfg(all(feature = "release-0-22-1", not(feature = "release-0-23")))]
+#[cfg(all(feature = "release-0-22-1", not(feature = "release-0-23-0-pre-1")))]
 pub const BURN_VERSION: &str = "0.22.1";
-#[cfg(feature = "release-0-23")]
+#[cfg(feature = "release-0-23-0-pre-1")]
 pub const BURN_VERSION: &str = "0.23.0-pre.1";
 
 use burn_std::quantization::QuantValue;
@@ -41,22 +41,22 @@ pub fn data_dtype(data: &TensorData) -> DType {
 /// The values `pack_u32` reaches (protocol `per_op`). Up to 0.22.1 burn's only CPU packer is
 /// `pack_i8s_to_u32s`, for 8-bit values; from 0.23.0-pre.1 `QuantizedBytes::new` packs every value
 /// of a `PackedU32` scheme itself.
-#[cfg(not(feature = "release-0-23"))]
+#[cfg(not(feature = "release-0-23-0-pre-1"))]
 pub const PACK_VALUES: &[&str] = &["Q8F", "Q8S", "E4M3", "E5M2"];
-#[cfg(feature = "release-0-23")]
+#[cfg(feature = "release-0-23-0-pre-1")]
 pub const PACK_VALUES: &[&str] = &["Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"];
 
 /// The values `unpack_u32` reaches through the public `into_vec_i8` under `PackedU32(0)`: up to
 /// 0.22.1 that reaches the crate-private `unpack_q_to_i8s` for 4/2-bit values only (8-bit words
 /// come back as raw bytes); from 0.23.0-pre.1 every value unpacks, a line of `numel` codes.
-#[cfg(not(feature = "release-0-23"))]
+#[cfg(not(feature = "release-0-23-0-pre-1"))]
 pub const UNPACK_VALUES: &[&str] = &["Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"];
-#[cfg(feature = "release-0-23")]
+#[cfg(feature = "release-0-23-0-pre-1")]
 pub const UNPACK_VALUES: &[&str] = PACK_VALUES;
 
 /// `codes` packed into u32 words by burn, or why burn cannot: `pack_i8s_to_u32s` (8-bit values)
 /// up to 0.22.1.
-#[cfg(not(feature = "release-0-23"))]
+#[cfg(not(feature = "release-0-23-0-pre-1"))]
 pub fn pack_u32(codes: Vec<i8>, value: QuantValue) -> Result<Vec<u32>, String> {
     if value.size_bits() != 8 {
         return Err(format!(
@@ -68,7 +68,7 @@ pub fn pack_u32(codes: Vec<i8>, value: QuantValue) -> Result<Vec<u32>, String> {
 
 /// From 0.23.0-pre.1: the value region `QuantizedBytes::new` writes for a `[n]` tensor under a
 /// per-tensor `PackedU32(0)` scheme (one line, padded to whole words), its 4-byte F32 scale cut off.
-#[cfg(feature = "release-0-23")]
+#[cfg(feature = "release-0-23-0-pre-1")]
 pub fn pack_u32(codes: Vec<i8>, value: QuantValue) -> Result<Vec<u32>, String> {
     use burn_std::quantization::{QuantScheme, QuantStore, QuantizedBytes};
     let n = codes.len();

@@ -9,7 +9,8 @@ use burn_std::{DType, Shape, Slice, TensorData};
 use burn_tensor::{Int, Tensor};
 use serde_json::{Value, json};
 
-use crate::ops::{Inputs, Target, data_to_arr, input, quantized_data, quantized_outputs, scheme_param, tensor};
+use crate::target::Target;
+use crate::tensors::{Inputs, data_to_arr, input, quantized_data, quantized_outputs, scheme_param, tensor};
 use qconform_protocol::{Failure, Output, fail};
 
 enum Dyn {

@@ -6,6 +6,8 @@ pub mod compat;
 pub mod layout;
 pub mod ops;
 pub mod scheme;
+pub mod target;
+pub mod tensors;
 
 use std::marker::PhantomData;
 
@@ -13,7 +15,7 @@ use burn_std::DType;
 use qconform_protocol::{Backend, Failure, Output, Tensors};
 use serde_json::{Value, json};
 
-pub use ops::Target;
+pub use target::Target;
 
 /// Float dtypes declared for every backend: a backend that cannot hold one (burn-ndarray has no
 /// f16/bf16 tensors) answers with burn's own panic, which the oracle profile expects.

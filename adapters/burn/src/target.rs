@@ -1,0 +1,25 @@
+//! The one trait each harness binary implements (`src/bin/*.rs`): which burn backend and device it drives.
+
+use burn_backend::Backend as BackendTrait;
+use burn_std::DType;
+
+/// One backend the harness can drive: the concrete burn backend type (for `B::quantize` and the
+/// other backend-trait calls) and the `burn_tensor::Device` that routes the public `Tensor` API to it.
+pub trait Target: 'static {
+    type B: BackendTrait;
+    /// `burn-ndarray` / `burn-flex`.
+    const NAME: &'static str;
+    /// `ndarray` / `flex` (the part of the oracle profile after the release).
+    const BACKEND: &'static str;
+    fn device() -> burn_tensor::Device;
+    fn backend_device() -> <Self::B as burn_backend::BackendTypes>::Device;
+    /// Whether the harness declares `dtype` (a float tensor dtype, or a scale dtype held in one on the
+    /// device). The CPU backends declare all: one they cannot hold answers with burn's own panic, which
+    /// the oracle models. A GPU runtime where burn itself reports the dtype unsupported
+    /// (`Device::supports_dtype`, burn-tensor device.rs:675) computes garbage in it instead of
+    /// refusing it (WGSL has no bf16), so it overrides this and the suite leaves those vectors out.
+    fn declares(dtype: DType) -> bool {
+        let _ = dtype;
+        true
+    }
+}

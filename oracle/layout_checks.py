@@ -1,0 +1,128 @@
+"""burn-cubecl's admission checks of a layout step on a quantized tensor: what its ``q_reshape``, its scale-grid
+permute and WGSL's matmul refuse before (or instead of) moving anything (measured on lavapipe unless cited).
+
+The GPU routes of ``oracle/routes.py`` call these before they move the codes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .blocks import params_shape
+from .errors import panic
+from .profile import Profile
+from .qtensor import QTensor
+from .scheme import ScaleDtype, shape_debug
+from .support import deferred_panic
+from .views import axes_of, row_major
+
+# The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
+_WGSL_MATMUL_KERNEL = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1"
+
+
+def check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
+    """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
+    declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 lhs
+    fails to compile packed in u32 words too (E4M3/E5M2 ``PackedU32``: the kernel reads a scalar fp8; measured,
+    found by fuzzing, seed 2)."""
+    if qt.scheme.is_two_level():
+        return
+    fp8 = qt.scheme.value.is_float and qt.scheme.value.size_bits == 8
+    if fp8 and qt.scheme.store.kind in ("Native", "PackedU32"):
+        raise deferred_panic("wgsl.fp8_scalar", profile)
+    if qt.scheme.store.kind != "Native":
+        return
+    # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
+    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
+    f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
+    line, var = (8, "v13") if f16 else (7, "v5")
+    col = 56 + len(var)
+    raise deferred_panic("wgsl.matmul_i8", profile, kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var,
+                         pad=" " * col)
+
+
+def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
+    """burn-cubecl permutes the scale tensor with the tensor's axes. A reshape that kept a single block's scale
+    (``ops/base.rs:368-375``) left it at its old rank-1 shape, so a permutation indexes that shape out of bounds
+    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose)."""
+    if qt.scheme.block_size() is None or qt.scales.size >= math.prod(params_shape(qt.codes.shape, qt.scheme)):
+        return
+    axes = axes_of(s, qt.codes.ndim)
+    index = next((a for a in axes if a >= 1), None)
+    if index is not None:
+        raise panic("scale.index_out_of_bounds", len=1, index=index)
+
+
+def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
+    """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:302-375``): the packed dim of the new shape holds whole
+    words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new leading unit dims); a 1-D
+    block may not span rows once the new last dim is shorter than it, and from 0.22.1 a lone one may not be spread
+    over several rows either (``reshape_refuses_spread_block``, 0.22.1 ``ops/base.rs:410-425``)."""
+    store = qt.scheme.store
+    if store.kind != "Native" and 0 <= len(shape) - 1 - store.dim < len(shape):
+        extent = shape[len(shape) - 1 - store.dim]  # the new shape's extent at the packed dim holds whole words
+        if extent % qt.scheme.num_quants():
+            raise panic("cubecl.reshape_packed_dim", dim=extent, factor=qt.scheme.num_quants())
+    size = qt.scheme.block_size()
+    if size is None:
+        return
+    current, new = list(qt.codes.shape), list(shape)
+    n_new = max(len(new) - len(current), 0)
+    unsqueeze = n_new > 0 and new[n_new:] == current
+    values = _values_reshape(qt, new, profile)
+    if len(size.dims) > 1 and values == "contiguous" and not unsqueeze:  # the same shape included (measured)
+        raise panic("cubecl.reshape_nd_block")
+    if len(size.dims) > 1 and values == "split":
+        raise panic("cubecl.reshape_split_nd_block")
+    kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]
+    if kept and qt.scales.size > 1:
+        raise panic("cubecl.reshape_split_block")
+    if kept and profile.reshape_refuses_spread_block and math.prod(new) > new[-1]:
+        raise panic("cubecl.reshape_spread_block", shape=shape_debug(new), block=size.debug())
+    if values == "recompute":
+        if qt.scheme.value.size_bits < 8 and not qt.scheme.value.is_float and not unsqueeze:  # Q4/Q2 only
+            raise panic("cubecl.reshape_recompute_sub_byte")
+        if not kept and math.prod(params_shape(tuple(new), qt.scheme)) > 1:
+            raise panic("cubecl.reshape_recompute_block")
+
+
+def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
+    """burn-std's ``reshape_analysis`` of the stored values (``tensor/mod.rs:216-275``) as ``q_reshape`` runs it: on
+    the words view (the packed dim divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last
+    dim divided at load, permuted since: ``memory_axes``), towards the new shape's words. ``contiguous`` and the
+    metadata-only kinds update strides; a tensor neither contiguous nor only gaining unit or split dims is
+    ``recompute`` (its buffer would be copied)."""
+    store, rank = qt.scheme.store, qt.codes.ndim
+    if store.kind == "PackedNative" or not rank:
+        return "contiguous"
+    n = qt.scheme.num_quants() if store.kind == "PackedU32" else 1
+    axes = list(qt.memory_axes) if qt.memory_axes is not None else list(range(rank))
+    loaded = [qt.codes.shape[axes.index(j)] for j in range(rank)]
+    memory = row_major(loaded[:-1] + [loaded[-1] // n])
+    strides = [memory[a] for a in axes]
+
+    def words(shape):
+        out = list(shape)
+        out[len(out) - 1 - store.dim] = -(-out[len(out) - 1 - store.dim] // n)
+        return out
+    old, target = words(qt.codes.shape), words(new)
+    unit_free = profile.contiguity_ignores_unit_dims  # a size-1 dim's stride is never applied
+    if all(e == st or (unit_free and d == 1) for e, st, d in zip(row_major(old), strides, old)):
+        return "contiguous"
+    if len(target) < len(old):
+        return "recompute"
+    lead = len(target) - len(old)
+    if lead == 0:
+        return "nochange" if old == target else "recompute"
+    if target[lead:] == old and all(d == 1 for d in target[:lead]):
+        return "broadcast"
+    prod, i = 1, 0
+    for d in target:
+        prod *= d
+        if d == 1:
+            continue
+        if prod == old[i]:
+            prod, i = 1, i + 1
+        elif prod > old[i]:
+            return "recompute"
+    return "split"

@@ -1,0 +1,320 @@
+"""The :class:`Profile` class: where burn's backends legitimately differ, each difference a named field (spec
+§5.2-§5.4, §6). The named profiles are ``oracle/profiles.py``'s.
+
+A profile is data: the oracle's arithmetic reads its fields and never asks which backend it models (the ``kernel``
+field picks the CPU or the GPU algorithm, which differ in more than a constant). A choice field's values are a
+closed vocabulary (``oracle/choices.py``), each keying a step function that :meth:`Profile.step` looks up; every
+field is validated at construction, so a misspelt value raises instead of silently changing the reference.
+
+Each field belongs to one concern (:data:`CONCERNS`: arithmetic, scales, acceptance, bytes, layout, device);
+``Profile.concerns()`` reads a profile that way. The fields stay one flat record, declared in their historical
+order, because ``qconform profiles --diff`` names the fields that explain a difference in that order (a regrouped
+declaration would reorder docs/upgrading.md). Wrong variants (``conformance/mutants.py``) are not fields here:
+a mutant's profile answers ``step`` differently for the table it replaces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import MISSING, dataclass, field, fields, replace
+
+from . import choices as c
+from .choices import Choice, FixedStep, ProfileError, Steps
+from .errors import CATALOGUE
+from .rounding import FLOAT_DTYPES
+from .scheme import QuantValue
+
+_ALL_VALUES = frozenset(QuantValue.__members__)
+_NAME = re.compile(r"burn-\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?/(?P<backend>[a-z0-9-]+)")
+
+
+# --- validators: each returns the (normalized) value or raises ProfileError naming the field ----------------
+
+def _one_of(choice: Choice, default: str = MISSING):
+    return field(default=default, metadata={"check": lambda name, v: choice.check(v)})
+
+
+def _flag(default: bool = False):
+    def check(name, v):
+        if type(v) is not bool:
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a bool")
+        return v
+    return field(default=default, metadata={"check": check})
+
+
+def _subset(allowed, default):
+    """A set of names out of ``allowed`` (a collection, or a Choice)."""
+    allowed_names = allowed.values if isinstance(allowed, Choice) else tuple(sorted(allowed))
+
+    def check(name, v):
+        items = (v,) if isinstance(v, str) else tuple(v)
+        unknown = [i for i in items if i not in allowed_names]
+        if unknown:
+            raise ProfileError(f"profile field {name!r}: unknown value(s) {unknown}; allowed: "
+                               f"{', '.join(map(repr, allowed_names))}")
+        return type(default)(items)
+    return field(default=default, metadata={"check": check})
+
+
+def _panic_code(default: str | None):
+    def check(name, v):
+        if v is None and default is None:
+            return v
+        if v not in CATALOGUE:
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a panic code of oracle.errors.CATALOGUE")
+        return v
+    return field(default=default, metadata={"check": check})
+
+
+def _dims_limit(default: int | None = None):
+    def check(name, v):
+        if (v is not None or default is not None) and (type(v) is not int or v < 1):
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a positive int")
+        return v
+    return field(default=default, metadata={"check": check})
+
+
+def _text():
+    def check(name, v):
+        if not isinstance(v, str) or not v.strip():
+            raise ProfileError(f"profile field {name!r}: {v!r} is not a non-empty text")
+        return v
+    return field(metadata={"check": check})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One backend's answer to every choice the spec leaves to backends. Every field is validated at
+    construction (``choices.ProfileError`` names the field and the allowed values)."""
+
+    name: str = _text()
+    """``burn-<release>/<backend>``, the backend part equal to ``backend`` (a subclass may name its own kind:
+    ``conformance.mutants.MutantProfile``'s ``mutant:<name>``)."""
+    description: str = _text()
+    backend: str = _one_of(c.BACKEND)
+    status: str = _one_of(c.STATUS, "modelled")
+    """What has been run against the profile (``choices.STATUS``): ``suite_passing`` once its real build passes the
+    whole golden suite, ``proven`` once it also survives the fuzzer; ``modelled`` until then."""
+    kernel: str = _one_of(c.KERNEL, "cpu")
+    """``cpu``: f32 arithmetic on the f32-converted input (ndarray, flex, §5.2-5.3); ``gpu``: the cubecl kernel,
+    which divides and dequantizes in the tensor's own dtype (§5.4, §6)."""
+
+    # --- element arithmetic (quantize) ---
+    tie: str = _one_of(c.TIE, "away")
+    """``away``: Rust ``f32::round`` (CPU backends); ``even``: ``rint`` (GPU kernels)."""
+    division: str = _one_of(c.DIVISION, "divide")
+    """``divide``: ``x / e`` (ndarray, GPU); ``reciprocal``: ``x * f32(1 / e)`` (flex)."""
+    divide_in_input_dtype: bool = _flag()
+    """GPU one-level kernels divide in the input float dtype, the scale cast to it first."""
+    clamp: str = _one_of(c.CLAMP, "after_round")
+    """``after_round``: ``clamp(round(v))``; ``before_round``: ``round(clamp(v))`` (flex >= 0.23.0-pre.1)."""
+    nan_code: str = _one_of(c.NAN_CODE, "panic")
+    """A NaN ``x / e`` becomes: ``panic`` (ndarray's ``NumCast`` unwrap), ``zero`` (flex ``as i8``), ``hi``
+    (CUDA's ``max(min(x, hi), lo)`` returns ``hi``)."""
+    saturate_codes_to_i8: bool = _flag()
+    """flex <= 0.22.1 stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    float_codes: str = _one_of(c.FLOAT_CODES, "integer")
+    """What an E4M3/E5M2/E2M1 code is: ``integer``, the rounded integer (stored as i8, or as its fp bits on the
+    GPU); ``format``, the scaled value converted by burn's own minifloat types and decoded by value (flex >=
+    0.23.0-pre.1, ``burn-flex/src/quant_codes.rs``); an E2M1 code is then its nibble, never sign-extended."""
+
+    # --- scales ---
+    zero_scale: str = _one_of(c.ZERO_SCALE, "point_one")
+    """Effective-scale guard: ``point_one`` (ndarray ``valid_scale``: exactly 0 → 0.1); ``min_positive`` (flex
+    ``validated_scale``: non-positive or non-finite → ``round_up(f32::MIN_POSITIVE)``); ``none`` (GPU)."""
+    ue8m0: bool = _flag()
+    """UE8M0 scales have a round-up rule and a codec (burn >= 0.22.0, §11)."""
+    clamp_min_ignores_nan: bool = _flag()
+    """``float_clamp_min`` of a NaN: flex 0.22.0-pre.3 computes ``x.max(min)`` (Rust's ``f32::max`` returns the
+    non-NaN operand), so a NaN two-level global becomes ``f32::MIN_POSITIVE``; ndarray, and flex from 0.22.1 (which
+    tests ``is_nan`` first), keep the NaN."""
+
+    # --- what the backend can hold ---
+    input_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes the backend's tensors can have (ndarray: f32 only, §8 #35)."""
+    output_dtypes: frozenset[str] = _subset(FLOAT_DTYPES, frozenset({"f32"}))
+    """Float dtypes ``dequantize`` can produce."""
+    quantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks run by ``B::quantize`` before any arithmetic (see ``oracle/support.py``)."""
+    tensor_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
+    """Values ``ndarray.matrix`` accepts for a per-tensor scheme (store Native, mode Symmetric)."""
+    block_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
+    """Values ``ndarray.matrix`` accepts for a block scheme (one- or two-level)."""
+    from_data_values: frozenset[str] = _subset(_ALL_VALUES, _ALL_VALUES)
+    """Values ``q_from_data`` accepts (ndarray: Q8F/Q8S only)."""
+    value_layout: str = _one_of(c.VALUE_LAYOUT, "bytes")
+    """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
+    0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
+    0.23.0-pre.1, ``oracle/packing.py``)."""
+    moves_packing_dim: bool = _flag()
+    """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
+    0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
+    validates_data_length: bool = _flag()
+    """``TensorData::from_bytes`` checks the byte count of quantized data against its scheme (burn-std >=
+    0.23.0-pre.1); before, only the reader's own checks applied."""
+    stores_as_native: bool = _flag()
+    """flex rewrites the scheme's store to Native after quantizing."""
+    keeps_extra_scales: bool = _flag()
+    """flex keeps every scale it is given (ndarray keeps the first for a per-tensor scheme and asserts the count
+    for a block scheme)."""
+    asserts_block_count: bool = _flag()
+    """ndarray's ``block_layout`` asserts one scale per block (§8 #29)."""
+    requires_two_level_global: bool = _flag()
+    """ndarray ``expect``s the global of a two-level scheme (§8 #25); flex catches it later, in its QTensor."""
+    empty_global_panic: str = _panic_code("scale.index_out_of_bounds")
+    """An empty global tensor: flex indexes it (out of bounds), ndarray unwraps its first element (the text of
+    an ``Option::unwrap`` on None, which its NaN-code panic shares)."""
+    writes_bytes_at_quantize: bool = _flag()
+    """ndarray's quantize builds ``TensorData::quantized``, so its byte-level asserts fire at quantize time."""
+    checks_qtensor: bool = _flag()
+    """flex's ``FlexQTensor::new`` asserts a scale and a global exactly when the scheme is two-level."""
+    from_data_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks (``oracle/support.py``) run by ``q_from_data`` (burn-cubecl's ``new_quantized``)."""
+    dequantize_checks: tuple[str, ...] = _subset(c.QUANTIZE_CHECK, ())
+    """Named support checks run by the backend's dequantize launch (cubek-quant ``dequantize.rs``)."""
+    oversized_upload_panic: str | None = _panic_code(None)
+    """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
+    written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    scales_read_as_input_dtype: bool = _flag()
+    """The kernel views the given scales buffer as the input's float dtype (``ScalesView<F>``): f32 scales under
+    an f16 input are reinterpreted, not converted (issue 9's prediction 2, measured on burn-wgpu; the CUDA model
+    leaves it out, where a short view would read past the buffer)."""
+    empty_keeps_given_bytes: bool = _flag()
+    """No kernel runs for an empty tensor: burn-wgpu keeps the given scales' bytes as its scale storage, unrounded
+    and reinterpreted; where they do not fill it, the rest is reused memory (measured: an f16 scale 1.0 under F32
+    storage read back as 0x00003C00 in a fresh process, 0x81813C00 after other requests), so that is undefined."""
+    scales_by_strides: bool = _flag()
+    """Measured on burn-wgpu (WGSL, lavapipe), PackedU32: the kernel indexes the given block scales by the scales
+    tensor's own strides (``scales_layout``, ``cubek-quant-0.3.0-pre.3/src/layout/scales.rs:218-242``), so a flat
+    list for a rank >= 2 tensor (what ``Tensor::quantize`` is handed here) reads, and stores, its first scale for
+    every block; a ``[4, 1]`` grid for ``[2, 2]`` blocks reads scales 0, 1, 1, 2. Scales shaped ``params_shape``
+    (``compute_q_params``'s) and rank-1 tensors are read as meant."""
+    packed_words_row_major: bool = _flag()
+    """burn-cubecl holds a PackedU32 tensor's codes row-major, packed along the last dim of the shape it was loaded
+    or quantized with, whatever the packed dim, and its dequantize reads the words through the strides of a view
+    that divides the packed dim (``oracle.dequantize._packed_words``): a packed dim other than the innermost moves
+    values and scales (measured on lavapipe; the same host code on CUDA)."""
+    packed_outer_reads_memory_order: bool = _flag()
+    """burn-cubecl 0.22.1 dequantizes a PackedU32 tensor whose packed axis a permute took away from memory's
+    innermost axis as if its memory were contiguous in the permuted shape: the values in memory order, laid out row-major, each with the scale of
+    the block it lands in (measured on both lavapipe builds, ``qlayout/fuzz/packed-outer-dim-transposed``: a
+    transposed ``[8, 4]`` reads back as the original rows two by two; a fit to what was measured, not yet located
+    in the source)."""
+    contiguity_ignores_unit_dims: bool = _flag()
+    """burn-std's ``is_contiguous``, which ``reshape_analysis`` (and so ``q_reshape``'s checks) starts from, skips
+    dims of size one from 0.22.1 (``burn-std-0.22.1/src/tensor/mod.rs:36-56``: a size-1 dim's stride is never
+    applied); 0.22.0-pre.3 compares every stride (``tensor/mod.rs:30-42``), so a transposed tensor with a unit dim
+    reads as strided there and as contiguous here."""
+    writes_packed_words: bool = _flag()
+    """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
+    the CPU backends write one i8 per value."""
+    from_data_panic: str | None = _panic_code(None)
+    """What ``q_from_data`` raises for a value outside ``from_data_values`` or a Lookup scheme, if anything."""
+    observes_through_bytes: bool = _flag(True)
+    """A user reads a CPU tensor back through its ``TensorData`` bytes; the GPU profile answers with its
+    logical parts (its packed words are not modelled)."""
+    asserts_whole_blocks: bool = _flag()
+    """flex from 0.22.1 ``assert!``s (earlier: ``debug_assert!``s) that quantize's blocks tile the tensor."""
+    empty_range_panic: str = _panic_code("range.empty_flex")
+    """The panic of ``min`` over an empty tensor (each backend words it its own way). The GPU profile assumes
+    flex's wording: a GPU's empty reduction was not observed."""
+    empty_max_panic: str = _panic_code("qparams.empty_max_flex")
+    """The panic of ``max`` over an empty tensor: the two-level split's ``float_max`` of no block scales (same
+    assumption for the GPU)."""
+    tensor_extremum: str = _one_of(c.TENSOR_EXTREMUM, "first")
+    """Which of equal values (``+0``/``-0``) a per-tensor MinMax returns (per block, every backend keeps the
+    first). The GPU profile assumes flex's rule: a GPU reduction's choice was not observed."""
+    mean_summation: str = _one_of(c.MEAN_SUMMATION, "any_order")
+    """How ``mean`` sums. ``unrolled8`` (ndarray, exact): the ``ndarray`` crate's eight-way ``unrolled_fold`` on
+    contiguous lanes, in-order sub-array additions along other axes. ``any_order`` (flex): burn-flex's default
+    build sums with SIMD accumulators as wide as the CPU's vectors, and with rayon above 4M elements, so the last
+    bits depend on the machine; the oracle sums in order (what flex does without its ``simd`` feature) and the
+    vectors compare within the summation error bound."""
+    half_mean_in_f32: bool = _flag()
+    """flex accumulates and divides an f16/bf16 mean in f32, rounding once to the tensor dtype at the end."""
+    max_reshape_dims: int | None = _dims_limit()
+    """ndarray tensors have at most 6 dims, so ``reduce_blocks``' ``[n0, b0, n1, b1, ...]`` reshape panics for a
+    block scheme on a rank >= 4 tensor (``crates/burn-ndarray/src/tensor.rs:582``)."""
+    layout: str = _one_of(c.LAYOUT, "ndarray")
+    """How a layout op on a quantized tensor is carried out, per step and level (codes moved, scale grid
+    permuted, requantized, float result or a panic): a row of ``oracle.layout.ROUTES``, spec §9."""
+    ternary_fast_path: bool = _flag()
+    """ndarray's multiply-free Q2S matmul (exact); elsewhere a float GEMM (compared with a tolerance)."""
+    max_vector_size: int = _dims_limit(255)
+    """GPU device property: the widest vector (``HardwareProperties::max_vector_size``: 4 on wgpu's Vulkan device
+    without long vectors, cubecl-wgpu-0.11.0-pre.3/src/runtime.rs:341; unbounded on CUDA, where the 128-bit load
+    width binds first). It sets a Native kernel's vector width (``oracle.support.native_vector_width``), which the
+    block's last extent must be a multiple of and whose elements share one scale read."""
+    read_failure: str = _one_of(c.READ_FAILURE, "panics_in_bytes")
+    """How a launch that failed to compile surfaces when its output is read (``support.deferred_panic``)."""
+    stores_packed_axis_innermost: bool = _flag()
+    """burn-cubecl 0.22.1 stores a tensor packed along an outer axis with that axis swapped innermost
+    (``ops/qtensor.rs:70-121``): its packed-words check reads that axis, and a packed dim beyond the rank fails the
+    swap (``cubecl.packed_axis_swap``); before, the check read the last dim whatever the packed dim."""
+    reshape_refuses_spread_block: bool = _flag()
+    """burn-cubecl 0.22.1's ``q_reshape`` also refuses to spread a lone 1-D block over several rows
+    (``ops/base.rs:419-423``); 0.22.0-pre.3 kept its one scale at the old rank."""
+    empty_scales_uninitialized: bool = _flag()
+    """No kernel runs for an empty tensor, and burn 0.22.1's scale storage is then fresh memory, not the given
+    scales' bytes (measured on SPIR-V: a per-tensor F32 scale 1.0 read back as 0.0 in a fresh process, 0.1875 after
+    other requests; found by fuzzing): undefined wherever the tensor has a block to hold a scale."""
+    reshape_dims_panic: str = _panic_code("ndarray.reshape_dims")
+    """The panic of a tensor of more than ``max_reshape_dims`` dims (ndarray: its own limit; burn-cubecl 0.22.1:
+    cubecl's tiling metadata holds at most 8)."""
+    dims_limit_on_reduce: bool = _flag()
+    """Where that limit is met: ndarray's reshape itself panics; burn-cubecl 0.22.1 reshapes to any rank and panics
+    in the first reduction (``reduce_blocks`` skips an axis whose block extent is 1, burn-backend-0.22.1
+    ``src/quantization/scheme.rs:34-40``), so a block of 1s calibrates (found by fuzzing)."""
+    gemm_crashes: bool = _flag()
+    """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
+    lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
+        self._check_name()
+
+    def _check_name(self) -> None:
+        named = _NAME.fullmatch(self.name)
+        if named is None or named["backend"] != self.backend:
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{self.backend}'")
+
+    def with_(self, **changes) -> Profile:
+        return replace(self, **changes)
+
+    @classmethod
+    def concerns(cls) -> dict[str, tuple[str, ...]]:
+        """Each concern's fields, in declaration order."""
+        return {concern: tuple(f.name for f in fields(cls) if _CONCERN_OF.get(f.name) == concern)
+                for concern in CONCERNS}
+
+    def by_concern(self) -> dict[str, dict[str, object]]:
+        """This profile's values, concern by concern: what the profile *is*, read in six parts."""
+        return {concern: {name: getattr(self, name) for name in names}
+                for concern, names in self.concerns().items()}
+
+    def step(self, table: Steps | FixedStep) -> object:
+        """The step this profile takes for ``table``: the one lookup of every step table, so that a profile
+        modelling a wrong backend (``conformance/mutants.py``) can answer for one table without touching it."""
+        return table.reference(self)
+
+
+# Each field's concern. Identity (name, description, backend, status) and the kernel family stand apart.
+CONCERNS: dict[str, tuple[str, ...]] = {
+    "identity": ("name", "description", "backend", "status", "kernel"),
+    "arithmetic": ("tie", "division", "divide_in_input_dtype", "clamp", "nan_code", "saturate_codes_to_i8",
+                   "float_codes", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
+    "scales": ("zero_scale", "ue8m0", "clamp_min_ignores_nan", "scales_read_as_input_dtype", "scales_by_strides",
+               "empty_keeps_given_bytes", "empty_scales_uninitialized"),
+    "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",
+                   "from_data_values", "from_data_checks", "dequantize_checks", "asserts_block_count",
+                   "requires_two_level_global", "checks_qtensor", "asserts_whole_blocks", "empty_global_panic",
+                   "from_data_panic", "oversized_upload_panic", "empty_range_panic", "empty_max_panic",
+                   "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce"),
+    "bytes": ("value_layout", "validates_data_length", "stores_as_native", "keeps_extra_scales",
+              "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
+              "packed_outer_reads_memory_order", "stores_packed_axis_innermost"),
+    "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block"),
+    "device": ("max_vector_size", "read_failure", "gemm_crashes"),
+}
+_CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

@@ -1,0 +1,252 @@
+"""What a backend does with a layout step on a quantized tensor: its *route*, a function of the step, the tensor
+it holds and the profile (burn's routing, spec §9.1: burn-tensor's bridge -> ``Dispatch`` -> the backend's ``q_*``
+override or the trait default):
+
+* :func:`move`: the codes move, the scheme and the stored scale list stay as they were (per-tensor everywhere on
+  the CPU; ndarray also for per-block reshape/flip/slice/select, whose scale list then no longer follows its
+  blocks);
+* :func:`move_grid`: the codes move, the scale grid and the scheme's block dims are permuted with them (ndarray's
+  ``q_permute``, which ``swap_dims``/``transpose`` reach);
+* :func:`move_reshape`, :func:`move_grid_gpu`: ``move`` and ``move_grid`` after burn-cubecl's own checks
+  (``oracle/layout_checks.py``: its ``q_reshape`` limits; a permute of a scale tensor a reshape left at its old
+  rank);
+* :func:`float_i8`: ``float`` after WGSL's refusal of a Native tensor's matmul kernel;
+* :func:`private`: dequantize to f32, apply the float op, requantize with flex's own ``quantize_dynamic`` under
+  the input scheme (block dims permuted for permute/swap): flex's ``block_safe_layout_op`` on per-block tensors;
+* :func:`requantize`: the trait default ``dequant_op_quant!``: dequantize, float op, the public
+  ``quantize_dynamic`` (``compute_range`` -> ``compute_q_params`` -> ``quantize``) with the input scheme;
+* :func:`float_`: the result is a plain float tensor (burn-tensor's ``expand`` and every arithmetic op
+  dequantize);
+* a :class:`Refusal`: the backend refuses the op with a panic.
+
+Each profile's choice is a row of :data:`ROUTES` (picked by ``Profile.layout``); nothing here branches on a
+backend's name.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .blocks import BlockLayout, params_shape
+from .choices import LAYOUT, FixedStep
+from .dequantize import dequantize
+from .errors import panic
+from .layout_checks import check_gpu_reshape, check_gpu_scale_permute
+from .profile import Profile
+from .qtensor import QTensor
+from .quantize import flex_quantize_dynamic, quantize_dynamic
+from .scheme import BlockSize, QuantScheme, QuantStore, shape_debug
+from .support import check_dequantize
+from .views import apply, axes_of
+
+# --- the routes ------------------------------------------------------------------------------------------------
+
+
+def move(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """The codes move; the scale list, the global and the scheme (but its packed dim) stay."""
+    return QTensor(apply(held.codes, s), held.scales, held.global_scale,
+                   follow_packing(held.scheme, s, held.codes.ndim, profile))
+
+
+def move_grid(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike."""
+    axes = axes_of(s, held.codes.ndim)
+    scales = held.scales
+    if held.scheme.block_size() is not None:
+        scales = scale_grid(held).transpose(axes).ravel()
+    return permuted(s, held, profile, scales, permute_block_dims(held.scheme, held.codes.ndim, axes))
+
+
+def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """burn-cubecl's ``q_reshape``: its limits, then the codes move."""
+    check_gpu_reshape(held, s["shape"], profile)
+    return move(s, held, profile)
+
+
+def move_grid_gpu(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """burn-cubecl's permute: the scale tensor is permuted with the axes (which it may not have), then as ndarray."""
+    check_gpu_scale_permute(held, s)
+    return move_grid(s, held, profile)
+
+
+def float_(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
+    """Dequantized, then the float op: a plain float tensor."""
+    return np.ascontiguousarray(apply(values(held, profile), s))
+
+
+def float_i8(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
+    """``float_``, once WGSL has compiled the matmul (``oracle.layout.step`` checks it before the vec-mat swap)."""
+    return float_(s, held, profile)
+
+
+def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """flex's ``block_safe_layout_op``: dequantized, the float op, requantized by flex's own ``quantize_dynamic``
+    under the input scheme (its block dims permuted with the axes)."""
+    scheme = follow_packing(_moved_scheme(s, held), s, held.codes.ndim, profile)
+    return flex_quantize_dynamic(float_(s, held, profile), scheme, profile)
+
+
+def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
+    return quantize_dynamic(float_(s, held, profile), held.scheme, profile=profile)
+
+
+class Refusal:
+    """The backend refuses the step with panic ``code`` before it reads anything."""
+
+    def __init__(self, code: str):
+        self.code = code
+
+    def __call__(self, s: dict, held: QTensor, profile: Profile):
+        raise panic(self.code)
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.code!r})"
+
+
+# --- the route table -------------------------------------------------------------------------------------------
+
+# Not forwarded by Dispatch (gather, repeat_dim, cat: the trait default), or dequantized by burn-tensor's bridge.
+_CPU_DEFAULTS = {"gather": requantize, "repeat_dim": requantize, "cat": requantize, "expand": float_,
+                 "mul_scalar": float_, "matmul": float_}
+_NO_FLIP = Refusal("cubecl.q_flip")
+# burn-cubecl's routes as run on lavapipe (WGSL and SPIR-V alike): burn-cubecl's reshape limits (ops/base.rs:330-375)
+# and its scale-grid permute check are routes of their own; flip and the gathers as for CUDA.
+_LAVAPIPE = {
+    "reshape": (move_reshape, move_reshape), "transpose": (move_grid_gpu, move_grid_gpu),
+    "swap_dims": (move_grid_gpu, move_grid_gpu), "permute": (move_grid_gpu, move_grid_gpu),
+    "flip": (_NO_FLIP, _NO_FLIP), "slice": (requantize, requantize),
+    "select": (requantize, requantize), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+}
+
+# (route for a per-tensor scheme, route for a block scheme) per step, per ``Profile.layout``.
+ROUTES = LAYOUT.steps({
+    # burn-ndarray ops/qtensor.rs:276-428: codes move; only q_permute follows the blocks.
+    "ndarray": {
+        "reshape": (move, move), "transpose": (move_grid, move_grid),
+        "swap_dims": (move_grid, move_grid), "permute": (move_grid, move_grid),
+        "flip": (move, move), "slice": (move, move), "select": (move, move),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-flex ops/qtensor.rs:253-394: per-tensor codes move; blocks go through block_safe_layout_op.
+    "flex": {
+        "reshape": (move, private), "transpose": (move, private), "swap_dims": (move, private),
+        "permute": (move, private), "flip": (move, private), "slice": (move, private),
+        "select": (move, private),
+        **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-cubecl ops/base.rs (spec §9.3, not run here): metadata moves; q_flip is unimplemented!(); the
+    # rest are trait defaults. Per-block reshape is modelled only where it keeps every block whole.
+    "cubecl": {
+        "reshape": (move, move), "transpose": (move_grid, move_grid),
+        "swap_dims": (move_grid, move_grid), "permute": (move_grid, move_grid),
+        "flip": (_NO_FLIP, _NO_FLIP), "slice": (requantize, requantize),
+        "select": (requantize, requantize), **{k: (v, v) for k, v in _CPU_DEFAULTS.items()},
+    },
+    # burn-wgpu with WGSL, measured on lavapipe: the lavapipe routes above, and a quantized matmul whose i8 input
+    # WGSL cannot declare.
+    "wgpu": {**_LAVAPIPE, "matmul": (float_i8, float_i8)},
+    # the same kernels as SPIR-V: the matmul compiles (Native i8 exists), but lavapipe crashes in it (gemm_crashes)
+    "vulkan": _LAVAPIPE,
+})
+
+
+def route(s: dict, held: QTensor, profile: Profile):
+    """The route ``profile`` takes for step ``s`` on ``held`` (a per-tensor or a block scheme)."""
+    per_tensor, per_block = profile.step(ROUTES)[s["op"]]
+    return per_tensor if held.scheme.block_size() is None else per_block
+
+
+# --- what the routes share -------------------------------------------------------------------------------------
+
+
+def permuted(s: dict, held: QTensor, profile: Profile, scales: np.ndarray, scheme: QuantScheme) -> QTensor:
+    """The codes permuted by a permute-like step ``s``, holding ``scales`` under ``scheme`` (its packed dim
+    followed); the memory strides follow the axes."""
+    rank = held.codes.ndim
+    axes = axes_of(s, rank)
+    memory = [(held.memory_axes or tuple(range(rank)))[a] for a in axes]
+    strided = rank > 0 and memory[-1] != rank - 1  # a second move can bring the innermost axis back
+    return QTensor(held.codes.transpose(axes), scales, held.global_scale, follow_packing(scheme, s, rank, profile),
+                   strided, tuple(memory))
+
+
+def scale_grid(qt: QTensor) -> np.ndarray:
+    """ndarray ``q_permute`` rebuilds the scale grid of the current shape from the scale list it holds with
+    ``ArrayD::from_shape_vec(params_shape, list).unwrap()`` (burn-ndarray ops/qtensor.rs:316). A list kept
+    through a reshape, flip, slice or select (§9.3) may no longer fill that grid: ndarray's ``ShapeError`` is
+    ``OutOfBounds`` for too few scales and ``IncompatibleShape`` for too many (ndarray dimension/mod.rs
+    ``can_index_slice_not_custom``, impl_constructors.rs ``from_shape_vec_impl``)."""
+    grid = params_shape(qt.codes.shape, qt.scheme)
+    need = math.prod(grid)
+    if qt.scales.size < need:
+        raise panic("ndarray.permute_scales", kind="OutOfBounds", description="out of bounds indexing")
+    if qt.scales.size > need:
+        raise panic("ndarray.permute_scales", kind="IncompatibleShape", description="incompatible shapes")
+    return qt.scales.reshape(grid)
+
+
+def permute_block_dims(scheme: QuantScheme, rank: int, axes: list[int]) -> QuantScheme:
+    """``QuantScheme::permute_block_dims``: the block extents follow the tensor's axes (canonicalized again)."""
+    size = scheme.block_size()
+    if size is None:
+        return scheme
+    dims = size.to_dim_vec(rank)
+    return scheme.per_block(BlockSize([dims[a] for a in axes]), scheme.scale_dtype())
+
+
+def _moved_scheme(step: dict, qt: QTensor) -> QuantScheme:
+    if step["op"] in ("transpose", "swap_dims", "permute"):
+        return permute_block_dims(qt.scheme, qt.codes.ndim, axes_of(step, qt.codes.ndim))
+    return qt.scheme
+
+
+def follow_packing(scheme: QuantScheme, step: dict, rank: int, profile: Profile) -> QuantScheme:
+    """The store of a moved tensor: flex >= 0.23.0-pre.1 and the GPU (``moves_packing_dim``) keep a packed store,
+    whose dim goes where ``PACKING_DIM`` says; elsewhere the loaded tensor is Native already."""
+    if not profile.moves_packing_dim or scheme.store.kind == "Native":
+        return scheme
+    return profile.step(PACKING_DIM)(scheme, step, rank)
+
+
+def _packed_dim_follows_axes(scheme: QuantScheme, step: dict, rank: int) -> QuantScheme:
+    """``QuantScheme::swap_dims``/``permute_dims`` (the dim follows its axis) and ``reshape_packing_dim`` (a dim the
+    new rank drops becomes the innermost) (cubecl-common-0.12.0-pre.1/src/quant/scheme.rs:174-228)."""
+    store = scheme.store
+    if step["op"] in ("transpose", "swap_dims", "permute") and rank:
+        axes = axes_of(step, rank)
+        new_axis = axes.index(rank - store.dim - 1)
+        return scheme.with_store(QuantStore(store.kind, rank - new_axis - 1))
+    if step["op"] == "reshape" and store.dim >= max(len(step["shape"]), 1):
+        return scheme.with_store(QuantStore(store.kind, 0))
+    return scheme
+
+
+PACKING_DIM = FixedStep("packing_dim", _packed_dim_follows_axes,
+                        "a kept packed store's dim follows its axis through transposes and permutations, and "
+                        "becomes the innermost when a reshape drops it (QuantScheme::swap_dims / permute_dims / "
+                        "reshape_packing_dim)")
+
+
+def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
+    """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's dequantize
+    (burn-ndarray ops/qtensor.rs:541-553) writes the codes and the scale list it holds into ``QuantizedBytes``
+    and reads them back for the *current* shape, whose reader takes that shape's scale count off the end
+    (§8 #9 when the bytes are fewer), then its strategy asserts one scale per block (§8 #29): a kept scale list
+    can violate either after a move."""
+    if isinstance(held, np.ndarray):
+        return held
+    if profile.kernel == "gpu":  # the held tensor is dequantized in place: the launch checks, no reload's
+        check_dequantize(held.scheme, held.codes.shape, profile)
+    size = held.scheme.block_size()
+    if size is not None and profile.asserts_block_count:
+        blocks = BlockLayout(held.codes.shape, size).block_count()
+        width = held.scheme.scale_dtype().size
+        if held.codes.size + width * held.scales.size < width * blocks:
+            raise panic("bytes.too_short")
+        if blocks != held.scales.size:
+            raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
+                        block=size.debug(), left=blocks, right=held.scales.size)
+    return dequantize(held, "f32", profile=profile, held=True)

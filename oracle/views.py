@@ -1,0 +1,143 @@
+"""The float semantics of a layout step: what one ``Tensor`` call does to a plain array (spec §9).
+
+A *step* is one ``Tensor`` call, as JSON: ``{"op": "reshape", "shape": [..]}``, ``{"op": "transpose"}``,
+``{"op": "swap_dims", "dims": [a, b]}``, ``{"op": "permute", "axes": [..]}``, ``{"op": "flip", "axes": [..]}``,
+``{"op": "slice", "ranges": [[start, end, step], ..]}``, ``{"op": "select", "dim": d, "indices": [..]}``,
+``{"op": "gather", "dim": d, "indices": [..], "shape": [..]}`` (an index tensor, flat row-major),
+``{"op": "repeat_dim", "dim": d, "times": n}``, ``{"op": "cat", "dim": d, "copies": n}`` (the tensor
+concatenated with itself), ``{"op": "expand", "shape": [..]}``,
+``{"op": "mul_scalar", "value": v}``, ``{"op": "matmul", "rhs": [..], "shape": [..]}`` (times a float tensor;
+the product is exact then rounded once, a backend's GEMM is compared within its error bound).
+
+These are also what the codes undergo when they move; what a backend does with a step on a *quantized* tensor is
+``oracle/routes.py``'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .choices import FixedStep
+from .vocabulary import LAYOUT_STEPS
+
+STEP_OPS = LAYOUT_STEPS
+# Steps that only move (or repeat) elements: for them a user expects dequantize(op(q)) == op(dequantize(q)).
+PURE_MOVES = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather",
+                        "repeat_dim", "cat", "expand"})
+PERMUTES = ("transpose", "swap_dims", "permute")
+
+
+def axes_of(step: dict, rank: int) -> list[int]:
+    """The permutation a permute-like step applies (``None`` for other steps)."""
+    axes = list(range(rank))
+    if step["op"] == "transpose":
+        axes[-2], axes[-1] = axes[-1], axes[-2]
+    elif step["op"] == "swap_dims":
+        a, b = step["dims"]
+        axes[a], axes[b] = axes[b], axes[a]
+    elif step["op"] == "permute":
+        axes = list(step["axes"])
+    return axes
+
+
+def apply(a: np.ndarray, step: dict) -> np.ndarray:
+    """The step on a plain array (numpy's view semantics equal burn's element semantics for each op)."""
+    op = step["op"]
+    if op == "reshape":
+        return a.reshape(step["shape"])
+    if op in ("transpose", "swap_dims", "permute"):
+        return a.transpose(axes_of(step, a.ndim))
+    if op == "flip":
+        return np.flip(a, tuple(step["axes"]))
+    if op == "slice":
+        ranges = [slice(*r) for r in step["ranges"]]
+        return a[tuple(ranges)]
+    if op == "select":
+        return np.take(a, np.asarray(step["indices"], dtype=np.int64), axis=step["dim"])
+    if op == "gather":
+        idx = np.asarray(step["indices"], dtype=np.int64).reshape(step["shape"])
+        return np.take_along_axis(a, idx, axis=step["dim"])
+    if op == "cat":
+        return np.concatenate([a] * step["copies"], axis=step["dim"])
+    if op == "repeat_dim":
+        reps = [1] * a.ndim
+        reps[step["dim"]] = step["times"]
+        return np.tile(a, reps)
+    if op == "expand":
+        return np.broadcast_to(a, step["shape"])
+    if op == "matmul":
+        rhs = np.asarray(step["rhs"], dtype=np.float32).reshape(step["shape"]).astype(np.float64)
+        return np.matmul(a.astype(np.float64), rhs).astype(np.float32)
+    if op == "mul_scalar":
+        return (a.astype(np.float32) * np.float32(step["value"])).astype(np.float32)
+    raise ValueError(f"unknown layout step {op!r}; known: {', '.join(STEP_OPS)}")
+
+
+def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
+    """A float tensor after the float steps (a non-contiguous view of ``x``), materialized row-major."""
+    for step in steps:
+        x = apply(x, step)
+    return np.ascontiguousarray(x)
+
+
+VIEW_READ = FixedStep("view_read", view, "a non-contiguous input is read in its logical (row-major view) order "
+                      "(burn-ndarray into_data, burn-flex to_contiguous)")
+
+
+def row_major(shape) -> tuple[int, ...]:
+    return tuple(int(v) for v in np.cumprod([1] + list(shape[::-1]))[:-1][::-1])
+
+
+def view_strides(shape: tuple[int, ...], steps: list[dict]) -> tuple[int, ...]:
+    """The element strides of burn-cubecl's float view after ``steps`` on a contiguous tensor: permutes permute the
+    strides (``ops/base.rs:103-160``), ``expand`` gives broadcast dims stride 0, a step-1 slice at offset 0 and a
+    reshape keep to metadata (``kernel/index/slice.rs:18-47``, ``ops/base.rs:268-278``); everything else (flip,
+    select, gather, cat, repeat) is written by a kernel into a fresh contiguous tensor. Approximations, not
+    measured: a reshape gets row-major strides (burn keeps a strided view's where ``reshape_action`` can), and an
+    offset slice is a copy (burn keeps the view when both offsets are multiples of the memory alignment)."""
+    shape, strides = tuple(shape), row_major(shape)
+    for s in steps:
+        new = apply(np.empty(shape, np.bool_), s).shape
+        if s["op"] in PERMUTES:
+            strides = tuple(strides[a] for a in axes_of(s, len(shape)))
+        elif s["op"] == "expand":
+            lead = len(new) - len(shape)
+            strides = tuple(0 if i < lead or shape[i - lead] != n else strides[i - lead] for i, n in enumerate(new))
+        elif s["op"] == "slice" and new == shape:
+            pass  # offsets 0 at both ends: the same buffer, strides kept
+        else:
+            strides = row_major(new)  # a reshape of a strided view is approximated by its copy
+        shape = new
+    return strides
+
+
+def is_identity(step: dict, rank: int) -> bool:
+    """burn-tensor's ``Tensor::swap_dims(d, d)`` and ``Tensor::permute`` with the identity axes return the tensor
+    itself before reaching the backend (burn-tensor-0.22.0-pre.3 src/tensor/api/base.rs:470, :519; 0.22.1 :507,
+    :556; 0.23.0-pre.1 :532, :581): no route runs, not even flex's requantization."""
+    return step["op"] in ("swap_dims", "permute") and axes_of(step, rank) == list(range(rank))
+
+
+def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
+    """burn-tensor's ``Tensor::matmul`` computes ``[.., B, 1, K] @ [.., 1, K, N]`` as ``[.., 1, B, K] @ [.., 1, K,
+    N]`` (burn-tensor-0.22.0-pre.3 src/tensor/api/numeric.rs:817-838, 0.22.1 and 0.23.0-pre.1 :841): it calls
+    ``swap_dims(D-3, D-2)`` on the lhs first and on the product after. On a quantized lhs that swap is a layout op
+    of its own (flex requantizes a block tensor), so the GEMM can see other values than the user's. Returns the
+    swap step, or ``None`` when the shapes do not take that turn."""
+    rank = len(shape)
+    if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
+        return None
+    return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
+
+
+def check_steps(shape: tuple[int, ...], steps: list[dict]) -> None:
+    """Validates a chain against shapes (a malformed vector is the author's error, not a burn panic)."""
+    probe = np.zeros(shape, dtype=np.float32)
+    for s in steps:
+        if s.get("op") not in STEP_OPS:
+            raise ValueError(f"unknown layout step {s!r}")
+        probe = apply(probe, s)
+        if probe.size == 0 or math.prod(probe.shape) == 0:
+            raise ValueError(f"step {s!r} gives an empty tensor (burn returns a float tensor then)")

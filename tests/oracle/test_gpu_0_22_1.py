@@ -1,0 +1,137 @@
+"""burn-0.22.1/wgpu and burn-0.22.1/vulkan: burn 0.22.1's GPU route (cubek-quant 0.3.1, cubecl 0.11.3) on Mesa
+lavapipe (docs/findings.md, "burn 0.22.1 on the GPU route"); what every GPU profile shares is
+test_gpu_profiles.py. Expectations are worked by hand from the cited sources and from what the real binaries
+printed, not taken from the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oracle as o
+from burn_panics import raises
+from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle.errors import panic
+from oracle.layout import run_steps
+from oracle.profiles import get_profile
+from oracle.support import check_quantize
+
+WGPU, VULKAN = "burn-0.22.1/wgpu", "burn-0.22.1/vulkan"
+PRE3_WGPU, PRE3_VULKAN = "burn-0.22.0-pre.3/wgpu", "burn-0.22.0-pre.3/vulkan"
+Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
+PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
+
+
+def burn_raises(code: str, burn_text: str, fn, *args, **kwargs) -> None:
+    """The oracle's panic has ``code``, and its message matches what burn printed (opaque parts aside)."""
+    with pytest.raises(o.BurnPanic) as err:
+        fn(*args, **kwargs)
+    assert err.value.code == code and o.message_matches(err.value.message, burn_text), err.value.message
+
+
+def test_minifloats_are_encoded_not_rounded_to_integers():
+    # x / 1 clamped to E4M3's +-448 and encoded round-to-nearest-even: 0.3 = 1.2 * 2^-2 -> 1.25 * 2^-2 = 0x2A;
+    # 1.5 -> 0x3C; 2.75 = 1.375 * 2 -> 0x43; 447 -> 448 = 0x7E; 500 clamps to 448; NaN clamps to lo (-448 = 0xFE).
+    # 0.22.0-pre.3 rounded to integers first: 0, 2, 3, 447 -> 0x00, 0x40, 0x44, 0x7E.
+    x = np.array([0.3, 1.5, 2.75, 447.0, 500.0, np.nan, -0.0, -1.5], np.float32)
+    scheme = Q8S.with_value(QuantValue.E4M3)
+    assert o.quantize(x, scheme, np.ones(1, np.float32), profile=VULKAN).codes.view(np.uint8).tolist() == [
+        0x2A, 0x3C, 0x43, 0x7E, 0x7E, 0xFE, 0x80, 0xBC]
+    assert o.quantize(x, scheme, np.ones(1, np.float32), profile=PRE3_VULKAN).codes.view(np.uint8).tolist()[:4] == [
+        0x00, 0x40, 0x44, 0x7E]
+
+
+def test_the_kernel_rounds_ue8m0_scales_up_and_a_nan_payload_saturates_to_the_bottom_code():
+    # step_up_to_power_of_two: 0.3 -> 0.5; NaN 0x7FFFFFFF + 0x7FFFFF wraps to 0x807FFFFE, masked to -0.0, which the
+    # UE8M0 storage cast takes to code 0 = 2^-127 (the host rule keeps the NaN).
+    nan = np.array([0x7FFFFFFF], np.uint32).view(np.float32)[0]
+    scheme = PACKED.per_block([4], ScaleDtype.UE8M0)
+    qt = o.quantize(np.ones((2, 4), np.float32), scheme, np.array([[0.3], [nan]], np.float32), profile=VULKAN)
+    assert qt.scales.tolist() == [0.5, 2.0**-127]
+    assert qt.codes.tolist() == [[2, 2, 2, 2], [127, 127, 127, 127]]
+
+
+def test_e2m1_packed_native_is_refused_by_the_launcher_on_every_device():
+    scheme = Q8S.with_value(QuantValue.E2M1).with_store(o.QuantStore("PackedNative", 0))
+    for profile in (WGPU, VULKAN):
+        raises("cubecl.native_value", "E2M1 is not supported for native quantization",
+               o.quantize, np.ones((1, 4), np.float32), scheme, np.ones(1, np.float32), profile=profile)
+
+
+# What qconform-burn-0_22_1-wgpu answered on lavapipe (2026-11-30) for a UE4M3 block scale: the read returns
+# cubecl-runtime's Unwritten error (its failure id counts every failure the process saw), burn-tensor panics with it.
+UNWRITTEN = ("Error while reading data: use `try_into_data` instead to catch the error at runtime: An error happened "
+             "during execution\nCaused by:\n  Several failures at once\nCaused by:\n  The bytes were never written "
+             "(failure #1702, still claiming 4 buffer(s))\nCaused by:\n  A launch error happened\nCaused by:\n  A "
+             "compilation error happened during launch\nCaused by:\n  A validation error caused the compilation to "
+             "fail\nCaused by:\n  Compilation error: invalid input program.\nfp8 on WGSL is packed 4 lanes to a u32, a "
+             "scalar has no representation: use vectors of 4, 8 or 16 lanes\nBacktrace:\nNo backtrace available\n"
+             "Asked at:\nNo backtrace available")
+
+
+@pytest.mark.parametrize("dtype", [ScaleDtype.UE4M3, ScaleDtype.UE8M0])
+def test_fp8_scales_fail_to_compile_and_the_read_reports_the_unwritten_buffer(dtype):
+    scheme = PACKED.per_block([4], dtype)
+    x, scales = np.ones((1, 4), np.float32), np.ones(1, np.float32)
+    burn_raises("wgsl.fp8_scalar_unwritten", UNWRITTEN, o.quantize, x, scheme, scales, profile=WGPU, checked=True)
+    assert o.classify_panic(UNWRITTEN) == "wgsl.fp8_scalar_unwritten"
+    # the opaque parts stand for any text, the rest must be burn's exactly
+    expected = panic("wgsl.fp8_scalar_unwritten").message
+    assert "#\u27e8failure\u27e9, still claiming \u27e8claimed\u27e9 buffer(s))\n\u27e8chain\u27e9Caused" in expected
+    assert not o.message_matches(expected, UNWRITTEN.replace("4 lanes", "2 lanes"))
+    assert not o.message_matches(expected, UNWRITTEN + "\n")
+    # B::q_into_data returns the error instead: the harness reports it with the read it made
+    burn_raises("harness.read_failed", "q_into_data: " + UNWRITTEN.split("runtime: ", 1)[1], o.quantize, x, scheme,
+                scales, profile=WGPU)
+
+
+def test_a_native_matmul_kernel_name_is_opaque_past_its_lhs_type():
+    qt = o.QTensor(np.ones((2, 4), np.int8), np.ones(1, np.float32), None, Q8S)
+    kernel = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1_ca9b7b87"
+    # what the binary printed for qlayout/q8s/tensor/matmul (failure #2883, 1 buffer)
+    burn = UNWRITTEN.split("A launch error")[0].replace("#1702", "#2883").replace("4 buffer", "1 buffer") + (
+        "A launch error happened\nCaused by:\n  A compilation error happened during launch\nCaused by:\n  An error "
+        f"caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `{kernel}`: Validation "
+        f"Error\n\nCaused by:\n  In Device::create_shader_module, label = '{kernel}'\n    \nShader '{kernel}' parsing "
+        "error: no definition in scope for identifier: `i8`\n  \u250c\u2500 wgsl:7:58\n  \u2502\n7 \u2502 @group(0) "
+        "@binding(0) var<storage, read_write> v5: array<i8>;\n  \u2502" + " " * 58 + "^^ unknown identifier\n\n\n\n"
+        "Backtrace:\nNo backtrace available\nAsked at:\nNo backtrace available")
+    burn_raises("wgsl.matmul_i8_unwritten", burn, run_steps, qt, [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}],
+                get_profile(WGPU))
+
+
+def test_an_outer_packed_axis_is_stored_innermost():
+    # [2, 8] packed along dim 0 (PackedU32(1)): 0.22.1 checks the 2 rows (not a multiple of 4 values a word), pre3
+    # the 8 columns; [4, 6] the other way round.
+    scheme = Q8S.with_store(o.QuantStore.packed_u32(1))
+    raises("cubecl.packed_last_dim", "Can't store in u32", check_quantize, scheme, (2, 8), get_profile(WGPU))
+    check_quantize(scheme, (2, 8), get_profile(PRE3_WGPU))
+    check_quantize(scheme, (4, 6), get_profile(WGPU))
+    raises("cubecl.packed_last_dim", "Can't store in u32", check_quantize, scheme, (4, 6), get_profile(PRE3_WGPU))
+    # a packed dim beyond the rank: rank - 1 - 1 wraps, and the swap refuses that axis
+    qt = o.QTensor(np.ones(4, np.int8), np.ones(1, np.float32), None, scheme)
+    raises("cubecl.packed_axis_swap",
+           "the packed axis is one of the tensor's: OutOfBounds { dim: 18446744073709551615, rank: 1 }",
+           o.dequantize, qt, profile=VULKAN)
+
+
+def test_calibrating_blocks_of_a_rank_5_tensor_needs_10_dims():
+    scheme = Q8S.per_block([2, 1, 1, 2, 4], ScaleDtype.F32)
+    raises("cubecl.tiling_rank",
+           'a tensor\'s tiling describes its own rank: Invalid { reason: "Tiling(0) does not fit a rank-10 buffer" }',
+           o.quantize_dynamic, np.ones((2, 1, 1, 2, 4), np.float32), scheme, profile=VULKAN)
+    # reduce_blocks reduces only the axes whose block extent exceeds 1: a block of 1s reshapes and back, and
+    # calibrates (found by fuzzing: min = max = x)
+    ones = Q8S.per_block([1], ScaleDtype.F32)
+    lo, hi = o.compute_range(np.full((1, 1, 1, 1, 1), 0.5, np.float32), ones, profile=VULKAN)
+    assert lo.ravel().tolist() == hi.ravel().tolist() == [0.5]
+
+
+def test_a_lone_block_may_not_be_spread_over_rows():
+    qt = o.QTensor(np.array([3, -4], np.int8), np.ones(1, np.float32), None, Q8S.per_block([2], ScaleDtype.F32))
+    raises("cubecl.reshape_spread_block",
+           "not implemented: Cannot reshape block-quantized tensor to Shape { dims: [2, 1] }: not a whole number of "
+           "BlockSize([2]) blocks", run_steps, qt, [{"op": "reshape", "shape": [2, 1]}], get_profile(VULKAN))
+    # an unsqueeze keeps the block on one row
+    x, _ = run_steps(qt, [{"op": "reshape", "shape": [1, 2]}], get_profile(VULKAN))
+    assert x.tolist() == [[3.0, -4.0]]
