@@ -3,7 +3,7 @@
 through the subprocess protocol (judged against its own profile), the same with ``--jobs`` worker processes, and
 digest mode (no oracle, no judging).
 
-    python bench/bench_fuzz.py [--cases N] [--seed S] [--jobs J] [--binaries DIR]
+    python bench/bench_fuzz.py [--cases N] [--seed S] [--jobs J] [--binaries DIR] [--format NAME]
 
 Two rates per row: cases per wall-clock second, and cases per CPU-second (this process, its workers and its
 backend processes): on the shared machine the second moves much less with the load, and their ratio shows how
@@ -11,7 +11,9 @@ much of a core the row really got.
 
 A case is drawn, answered by the oracle (the expectation) and by the backend, and judged exactly as in
 ``qconform fuzz`` (diagnosis only on failures; none are expected). Goals (issue 11): >= 5,000 cases/s in
-process, >= 2,000 cases/s through a burn binary.
+process, >= 2,000 cases/s through a burn binary. The ``--format`` rows fuzz inside one named format (issue 20:
+>= 3,000 *applicable* cases/s in process): the one-format backend of examples/format_backend.py in process, and
+each binary with ``--format``; their rates count only the cases that applied.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2, help="worker processes for the --jobs rows")
+    ap.add_argument("--format", default="q8_0", help="the named format of the --format rows (default q8_0)")
+    ap.add_argument("--only-format", action="store_true", help="only the --format rows")
     ap.add_argument("--binaries", type=Path, default=Path(os.environ.get(
         "CARGO_TARGET_DIR", Path.home() / ".cache/qconform/cargo-target")) / "release")
     args = ap.parse_args()
@@ -61,6 +65,8 @@ def main() -> int:
     print(f"{n} cases per row, seed {args.seed}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
     print(f"{'what':<52} {'cases/s':>9} {'per CPU-s':>9}  statuses")
 
+    if args.only_format:
+        return format_rows(args, [b for b in BINARIES if (args.binaries / b).exists()])
     start, used = time.perf_counter(), cpu()
     with np.errstate(all="ignore"):
         for i in range(n):
@@ -88,6 +94,26 @@ def main() -> int:
         engine.digest_run(backend, backend.hello.profile, seed=args.seed, cases=n)
         backend.close()
         print(f"{label:<52} {rate(n, time.perf_counter() - start)} {rate(n, cpu() - used)}")
+    return format_rows(args, found)
+
+
+def format_rows(args, found) -> int:
+    """Applicable cases per second inside one named format."""
+    from conformance.backends.python import PythonBackend
+    from examples.format_backend import FormatBackend
+    rows = [(f"one-format backend {args.format}, in process", None)]
+    rows += [(f"{b} --format {args.format} (subprocess)", f"subprocess:{args.binaries / b}") for b in found]
+    for label, spec in rows:
+        start, used = time.perf_counter(), cpu()
+        backend = PythonBackend(FormatBackend(args.format)) if spec is None else None
+        f = engine.Fuzzer(spec or "format", backend=backend, seed=args.seed, formats=[args.format])
+        report = f.run(cases=args.cases, shrink=False, log=lambda m: None)
+        f.close()
+        took, spent = time.perf_counter() - start, cpu() - used
+        applied = report.cases - report.statuses.get("not applicable", 0)
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(report.statuses.items()))
+        print(f"{label + ', applicable':<52} {rate(applied, took)} {rate(applied, spent)}  {statuses}; "
+              f"{len(report.divergences)} classes")
     return 0
 
 

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from oracle import CATALOGUE
+from oracle import CATALOGUE, ScaleDtype
 from oracle.vocabulary import FLOAT_DTYPES, LAYOUT_STEPS, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
 
 from .backends.oracle import run_oracle
 from .compare import expected_outcome, same_outcome
+from .formats import FORMATS, get_format
 from .mutants import MUTANTS
-from .tags import VALUE_CLASSES
+from .tags import GRID_CLASSES, VALUE_CLASSES
 from .vectors import default_suite_path, load_suite
 
 SHAPES = ("rank-1", "rank-2", "rank-3", "rank-4", "rank-5", "partial-block", "nd-block", "block-larger",
@@ -88,6 +89,18 @@ PLANES = (
           (("panic", tuple(CATALOGUE)),)),
 )
 
+# Per named format (conformance/formats.py): each op a third-party implementation of it runs, on weight-like
+# tensors and through every class that decides bits under the format's scale grid.
+FORMAT_OPS = ("quantize_dynamic", "quantize", "dequantize")
+FORMAT_CLASSES = ("weight-like", "grid-tie", "grid-near-tie", "zero-block", "zero-scale", "scale-overflow",
+                  "scale-underflow", "scale-subnormal", "scale-max", "scale-smallest", "subnormal", "inf", "nan")
+assert set(FORMAT_CLASSES) <= {"weight-like", *VALUE_CLASSES, *GRID_CLASSES}
+FORMAT_PLANES = tuple(
+    Plane(f"format-{name}", f"{fmt.title}: op x class", (("format", (name,)), ("op", FORMAT_OPS),
+                                                          ("class", FORMAT_CLASSES)), FORMAT_OPS)
+    for name, fmt in FORMATS.items())
+ALL_PLANES = PLANES + FORMAT_PLANES
+
 # (plane, cell pattern as fnmatch patterns per axis) -> why the cell is deliberately left empty
 OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
     ("ops", ("pack_u32", "error"), "pack_u32 has no failure mode: any i8 codes pack (extra bits are masked)"),
@@ -104,6 +117,31 @@ OUT_OF_SCOPE: list[tuple[str, tuple[str, ...], str]] = [
       "unusable for the next request (measured: the following vector crashed), so a unit test holds it "
       "(tests/oracle/test_gpu_0_22_0_pre_3.py)")),
 ]
+
+_NO_DATA = "dequantize takes codes and decoded scales: no x, so no x / s, no calibration"
+_NO_SCALES_OUT = "a scale at the dtype's edges is given, not computed, only in dequantize (the quantize ops' scales " \
+    "are checked by scale-overflow, -underflow and -subnormal)"
+def _format_out_of_scope(name: str, fmt) -> list[tuple[str, tuple[str, ...], str]]:
+    """The cells of a format's plane that cannot hold a vector, and why."""
+    plane = f"format-{name}"
+    out = [(plane, (name, "dequantize", c), _NO_DATA) for c in ("grid-tie", "grid-near-tie", "zero-block",
+                                                                "scale-overflow", "scale-underflow", "subnormal",
+                                                                "inf", "nan")]
+    out += [(plane, (name, op, c), _NO_SCALES_OUT) for op in QUANTIZE for c in ("scale-max", "scale-smallest")]
+    out.append((plane, (name, "quantize", "zero-block"), "with explicit scales an all-zero block is 0 / s like any "
+                                                         "small value; its scale of 0 is the zero-scale cell"))
+    if (fmt.block_dtype or fmt.tensor_dtype) is ScaleDtype.F32:
+        out.append((plane, (name, "quantize", "scale-underflow"), "a given scale is an f32: none is below F32's "
+                                                                   "smallest positive value (2^-149)"))
+    if fmt.block_dtype is ScaleDtype.UE8M0:
+        out.append((plane, (name, "*", "scale-subnormal"), "UE8M0 is 2^e: no subnormal scales"))
+        out += [(plane, (name, op, "zero-scale"), "UE8M0 has no zero: a computed or given scale of 0 is held as "
+                 "2^-127 (dequantize, which takes decoded scales, has its zero-scale vector)") for op in QUANTIZE]
+    return out
+
+
+OUT_OF_SCOPE += [entry for name, fmt in FORMATS.items() for entry in _format_out_of_scope(name, fmt)]
+
 
 def out_of_scope(plane: str, cell) -> str | None:
     for name, pattern, reason in OUT_OF_SCOPE:
@@ -126,10 +164,10 @@ def load_manifest(vectors_dir: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def coverage(manifest: dict) -> list[CellReport]:
+def coverage(manifest: dict, planes=ALL_PLANES) -> list[CellReport]:
     tagged = [(v["alias"], v["op"], set(v.get("tags", []))) for v in manifest["vectors"]]
     reports = []
-    for plane in PLANES:
+    for plane in planes:
         for cell in plane.cells():
             want = plane.tags(cell)
             hits = [alias for alias, op, tags in tagged
@@ -156,10 +194,10 @@ def empty_cells(reports: list[CellReport]) -> list[CellReport]:
     return [r for r in reports if not r.vectors and not r.out_of_scope]
 
 
-def format_coverage(reports: list[CellReport], verbose: bool = False) -> str:
+def format_coverage(reports: list[CellReport], verbose: bool = False, planes=ALL_PLANES) -> str:
     lines = []
     totals = {"cells": 0, "covered": 0, "out_of_scope": 0, "empty": 0}
-    for plane in PLANES:
+    for plane in planes:
         s = summary(reports)[plane.name]
         for k in totals:
             totals[k] += s[k]
@@ -222,10 +260,16 @@ def format_mutants(caught: dict[str, dict[str, list[str]]]) -> str:
 
 # ---- entry points ---------------------------------------------------------------------------------------
 
-def main_coverage(vectors_dir: Path | None = None, verbose: bool = False) -> int:
+def format_planes(names) -> tuple[Plane, ...]:
+    """The coverage planes of the named formats (``get_format`` names an unknown one)."""
+    return tuple(p for name in names for p in FORMAT_PLANES if p.name == f"format-{get_format(name).name}")
+
+
+def main_coverage(vectors_dir: Path | None = None, verbose: bool = False, formats=()) -> int:
     """``qconform coverage``: covered, out-of-scope and empty cells; exit 1 if a cell is empty."""
-    reports = coverage(load_manifest(Path(vectors_dir or default_suite_path())))
-    print(format_coverage(reports, verbose))
+    planes = format_planes(formats) if formats else ALL_PLANES
+    reports = coverage(load_manifest(Path(vectors_dir or default_suite_path())), planes)
+    print(format_coverage(reports, verbose or bool(formats), planes))
     return 1 if empty_cells(reports) else 0
 
 
@@ -248,10 +292,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="suite folder (default $QCONFORM_VECTORS or vectors/core)")
     if command == "coverage":
         ap.add_argument("-v", "--verbose", action="store_true", help="list covered cells too")
+        ap.add_argument("--format", action="append", default=[], metavar="NAME", dest="formats",
+                        help=f"only the cells of this named format, each listed (repeatable; {', '.join(FORMATS)})")
     args = ap.parse_args(argv)
     if command == "mutants":
         return main_mutants(args.vectors)
-    return main_coverage(args.vectors, args.verbose)
+    try:
+        return main_coverage(args.vectors, args.verbose, args.formats)
+    except ValueError as e:  # an unknown format name
+        ap.error(str(e))
 
 
 if __name__ == "__main__":

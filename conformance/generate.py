@@ -66,6 +66,7 @@ def suite_cases(suite: str) -> list[Case]:
         calibration,
         codec,
         dequantize,
+        formats,
         fuzz_found,
         layout,
         matmul,
@@ -78,7 +79,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info, layout, fuzz_found)
+               packing, matmul, scheme_info, layout, fuzz_found, formats)
     return [c for m in modules for c in m.cases()]
 
 

@@ -17,12 +17,40 @@ from oracle.vocabulary import level
 
 from . import tensorio
 from .cases import Case
+from .formats import formats_of
 
 # The value classes a vector's data shows (``class:...`` tags), every one derived from the data by data_tags.
 VALUE_CLASSES = ("signed-zero", "subnormal", "inf", "nan", "max-finite", "tie-even-pos", "tie-even-neg",
                  "tie-odd-pos", "tie-odd-neg", "tie-neighbour", "almost-half", "on-grid", "saturate", "zero-block",
                  "zero-scale", "ue4m3-subnormal-scale", "reciprocal-split", "two-level-split")
+# Classes of the scale grid (``class:...``), read off the data like the value classes but kept out of the
+# value-class plane: they are cells of a named format (``qconform coverage --format``), whose scale dtype
+# decides which of them can occur. grid-tie / grid-near-tie: x / s at (one f32 step from) a midpoint of the
+# value's own code grid (for a minifloat these are not the integer ties); scale-overflow / -underflow: a scale
+# before it is stored above the scale dtype's largest value / below its smallest positive one (a block that is
+# not all zero); scale-subnormal: a stored scale in the scale dtype's subnormal range; scale-max /
+# scale-smallest: a dequantize scale at the scale dtype's largest / smallest positive value.
+GRID_CLASSES = ("grid-tie", "grid-near-tie", "scale-overflow", "scale-underflow", "scale-subnormal", "scale-max",
+                "scale-smallest")
 _REFERENCE_ORDER = ("ndarray", "cubecl", "flex")
+# The smallest positive and the smallest normal value of each scale dtype (UE8M0 has no subnormals).
+_SCALE_SMALLEST = {"F32": 2.0**-149, "F16": 2.0**-24, "BF16": 2.0**-133, "UE8M0": 2.0**-127, "UE4M3": 2.0**-9}
+_SCALE_MIN_NORMAL = {"F32": 2.0**-126, "F16": 2.0**-14, "BF16": 2.0**-126, "UE8M0": 2.0**-127, "UE4M3": 2.0**-6}
+
+
+def code_grid(value) -> np.ndarray:
+    """The non-negative finite values a code of ``value`` (a QuantValue) stands for, ascending."""
+    if value in oracle.rounding.MINIFLOAT_DTYPES:
+        bits = np.arange(1 << (4 if value.name == "E2M1" else 8), dtype=np.uint8).view(np.int8)
+        v = oracle.rounding.minifloat_values(bits, value).astype(np.float64)
+        return np.unique(v[np.isfinite(v) & (v >= 0)])
+    return np.arange(0, value.range()[1] + 1, dtype=np.float64)
+
+
+def code_midpoints(value) -> np.ndarray:
+    """The midpoints between neighbouring codes of ``value``: where the tie rule decides (f32)."""
+    g = code_grid(value)
+    return ((g[:-1] + g[1:]) / 2).astype(np.float32)
 
 
 def structural_tags(c: Case) -> set[str]:
@@ -60,6 +88,8 @@ def structural_tags(c: Case) -> set[str]:
         if c.op == "from_bytes":
             shape = tuple(p["shape"])
         tags |= _shape_tags(shape, p.get("scheme"))
+    if "scheme" in p and shape is not None:  # the named formats (conformance/formats.py) the request is
+        tags |= {f"format:{name}" for name in formats_of(QuantScheme.from_json(p["scheme"]), shape)}
     return tags
 
 
@@ -135,6 +165,8 @@ def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
                     layout.element_view(xf) == 0, axis=tuple(range(1, 2 * x.ndim, 2)))))
             if zero:
                 tags.add("zero-block")
+    if c.op == "dequantize":
+        tags |= _stored_scale_classes(c)
     if c.op not in ("quantize", "quantize_dynamic"):
         return {f"class:{t}" for t in tags}
     scheme = QuantScheme.from_json(c.params["scheme"])
@@ -155,7 +187,69 @@ def data_tags(c: Case, entries: dict[str, dict]) -> set[str]:
     if ref is None:
         return {f"class:{t}" for t in tags}
     with np.errstate(all="ignore"):
+        tags |= _scale_range_classes(c, ref, scheme) | _grid_tie_classes(ref, scheme)
         return {f"class:{t}" for t in tags | _scaled_classes(ref, x, scheme, a, b)}
+
+
+def _stored_scale_classes(c: Case) -> set[str]:
+    """dequantize: the given (decoded) scales at the edges of the scheme's scale dtype."""
+    s = c.inputs.get("scales")
+    if s is None or "scheme" not in c.params:
+        return set()
+    dtype = QuantScheme.from_json(c.params["scheme"]).scale_dtype()
+    s = np.asarray(s, dtype=np.float32)
+    tags = set()
+    if np.any(s == 0):
+        tags.add("zero-scale")
+    if np.any(s == np.float32(dtype.max_representable())):
+        tags.add("scale-max")
+    if np.any(s == np.float32(_SCALE_SMALLEST[dtype.name])):
+        tags.add("scale-smallest")
+    if np.any((s > 0) & (s < _SCALE_MIN_NORMAL[dtype.name])):
+        tags.add("scale-subnormal")
+    return tags
+
+
+def _scale_range_classes(c: Case, ref: Stages, scheme: QuantScheme) -> set[str]:
+    """The scale before it is stored (the caller's for quantize; compute_q_params', normalized against the global
+    for two-level, for quantize_dynamic) against the scale dtype's range, and the stored scale's subnormality."""
+    dtype = scheme.scale_dtype()
+    if c.op == "quantize":
+        before = np.asarray(c.inputs["scales"], dtype=np.float32).ravel()
+        live = np.ones(before.shape, bool)
+    else:
+        before = ref.normalized_scales if ref.normalized_scales is not None else ref.raw_scales
+        if before is None:
+            return set()
+        before = np.asarray(before, dtype=np.float32).ravel()
+        live = before != 0
+        if ref.max is not None and ref.min is not None and np.size(ref.max) == before.size:
+            live = (np.asarray(ref.max).ravel() != 0) | (np.asarray(ref.min).ravel() != 0)
+    tags = set()
+    if np.any(before > dtype.max_representable()):
+        tags.add("scale-overflow")
+    # a given scale of 0 is the zero-scale class; a computed one of a block that is not all zero underflowed
+    positive = before > 0 if c.op == "quantize" else before >= 0
+    if np.any(live & np.isfinite(before) & positive & (before < _SCALE_SMALLEST[dtype.name])):
+        tags.add("scale-underflow")
+    stored = ref.rounded_scales
+    if stored is not None and np.any((stored > 0) & (stored < _SCALE_MIN_NORMAL[dtype.name])):
+        tags.add("scale-subnormal")
+    return tags
+
+
+def _grid_tie_classes(ref: Stages, scheme: QuantScheme) -> set[str]:
+    """x / e exactly at, or one f32 step from, a midpoint of the value's code grid."""
+    v = np.abs(np.asarray(ref.scaled, dtype=np.float32).ravel())
+    v = v[np.isfinite(v)]
+    mids = code_midpoints(scheme.value)
+    tags = set()
+    if np.any(np.isin(v, mids)):
+        tags.add("grid-tie")
+    near = np.concatenate([np.nextafter(mids, np.float32(0)), np.nextafter(mids, np.float32(np.inf))])
+    if np.any(np.isin(v, near)):
+        tags.add("grid-near-tie")
+    return tags
 
 
 def _per_element(grid: np.ndarray, shape: tuple, scheme: QuantScheme) -> np.ndarray:

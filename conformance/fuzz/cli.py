@@ -1,7 +1,7 @@
 """``qconform fuzz``: differential fuzzing of a backend against the oracle under a profile (docs/fuzzing.md).
 
-    qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--cases N | --time SECONDS] [--seed S] [--out DIR]
-                  [--jobs N]
+    qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--format NAME ...] [--expectations TOML]
+                  [--cases N | --time SECONDS] [--seed S] [--out DIR] [--jobs N]
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
 
 Exit status: 0 no divergence (digests equal), 1 divergences (digests differ), 3 a backend that cannot start.
@@ -27,6 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", required=True, metavar="SPEC")
     ap.add_argument("--profile", help="judge against this profile (default: the one the backend claims)")
     ap.add_argument("--ops", help="comma-separated ops (default: every op with a strategy)")
+    ap.add_argument("--format", action="append", default=[], metavar="NAME", dest="formats",
+                    help="draw only inside this named format (repeatable; see `qconform coverage --format`); "
+                         "default: inside what the backend declares")
+    ap.add_argument("--expectations", metavar="TOML", help="known failures and skips (like qconform run), "
+                    "matched against each case's alias op/value[-store]/level/fuzz")
     budget = ap.add_mutually_exclusive_group()
     budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
     budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
@@ -45,13 +50,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"qconform fuzz: seed {seed}", flush=True)
     if args.digest:
         return _digest(args, seed, ops)
+    from ..expectations import Expectations, ExpectationsError
+    from ..formats import get_format
     from .engine import Fuzzer
     try:
+        for name in args.formats:
+            get_format(name)
+        expectations = Expectations.load(args.expectations) if args.expectations else None
+    except (ValueError, ExpectationsError, OSError) as e:
+        ap.error(str(e))
+    try:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
-                        jobs=args.jobs)
+                        jobs=args.jobs, formats=args.formats, expectations=expectations)
     except RunnerError as e:
         print(e, file=sys.stderr)
         return 3
+    except ValueError as e:  # nothing to draw inside the declared capabilities
+        print(f"qconform fuzz: {e}", file=sys.stderr)
+        return 2
     try:
         cases = args.cases if args.cases is not None or args.time is not None else 2000
         report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
@@ -61,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(report.lines()))
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
              f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
-        ([f"--ops {args.ops}"] if args.ops else [])
+        ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
+        ([f"--expectations {args.expectations}"] if args.expectations else [])
     print(f"\nsame cases again: {' '.join(rerun)}")
     return 1 if report.failed else 0
 

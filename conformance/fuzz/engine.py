@@ -26,6 +26,7 @@ from random import Random
 import numpy as np
 
 import oracle
+from oracle.vocabulary import level
 
 from .. import diagnose
 from ..cases import Case
@@ -36,7 +37,9 @@ from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..vectors import Expected, Vector, vector_id, write_suite
-from .strategies import DataDraw, FuzzCase, RandomDraw, draw_case
+from ..formats import formats_of
+from .scope import scope_of
+from .strategies import DataDraw, FuzzCase, RandomDraw, _scheme_obj, draw_case
 
 UNDEFINED = object()  # the verdict of a case whose behaviour the profile leaves undefined
 
@@ -92,18 +95,26 @@ class OracleCrash(Exception):
 
 class Fuzzer:
     def __init__(self, backend_spec: str, *, profile: str | None = None, ops: list[str] | None = None,
-                 seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True, jobs: int = 1):
+                 seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True, jobs: int = 1,
+                 formats=(), expectations=None):
         """``jobs`` > 1: cases are judged by that many worker processes, each with its own backend opened from
-        ``backend_spec`` (so not with a ``backend`` object); the report is the same as with one."""
+        ``backend_spec`` (so not with a ``backend`` object); the report is the same as with one.
+        ``formats``: named formats (conformance/formats.py) to draw inside, instead of what the backend
+        declares; ``expectations``: a known-failure ledger (``Expectations``), matched against each case's
+        alias (``op/value[-store]/level/fuzz``) like ``qconform run`` matches a vector's."""
         if jobs > 1 and backend is not None:
             raise ValueError("jobs > 1 opens a backend per worker from its spec: pass a spec, not a backend")
         self.spec, self.ops, self.seed, self.jobs = backend_spec, ops, seed, jobs
+        self.formats, self.expectations = tuple(formats), expectations
         self.runner = Runner(_Suite(list(PROFILES)), backend_spec, profile=profile, timeout=timeout,
-                             backend=backend, diagnose=diagnose).start()
+                             backend=backend, diagnose=diagnose, expectations=expectations).start()
         self.profile = self.runner.profile
-        self._worker_args = (backend_spec, self.profile, ops, seed, timeout, diagnose)
+        self._worker_args = (backend_spec, self.profile, ops, seed, timeout, diagnose, self.formats, expectations)
         self._backend = self.runner.backend
         self.runner.backend = _Prefetched(self._backend)
+        # Draw inside what the backend declares (or the named formats): None keeps the default case stream.
+        self.scope = scope_of(self._backend.hello.capabilities, self.formats, ops)
+        self._aliased = expectations is not None and bool(expectations.entries)
 
     def close(self):
         self.runner.close()
@@ -112,12 +123,12 @@ class Fuzzer:
 
     def draw(self, index: int) -> tuple[FuzzCase, list]:
         d = RandomDraw(f"{self.seed}:{index}")
-        return draw_case(d, self.profile, self.ops), d.choices
+        return draw_case(d, self.profile, self.ops, self.scope), d.choices
 
     def vector(self, case: FuzzCase, profiles=None, *, canonical: bool = False) -> Vector:
         """The case as a vector with the oracle's expectation under ``profiles`` (default: the judged one).
         ``canonical``: plain-JSON params and the content id (for writing it); the hot path skips both."""
-        c = _as_case(case, canonical)
+        c = _as_case(case, canonical, aliased=self._aliased)
         expected = {}
         for p in profiles or [self.profile]:
             try:
@@ -128,6 +139,15 @@ class Fuzzer:
                 raise Undefined(f"case {c.alias!r} under {p}: {expected[p].undefined}")
         vid = vector_id(c.op, c.params, c.inputs) if canonical else "fuzz"
         return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
+
+    def label(self, case: FuzzCase) -> str:
+        """The named format a case is (the first of the registry's), else ``other``: the report counts by it."""
+        obj = _scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
+        if obj is None:
+            return "no scheme" if "scheme" not in case.params else "other"
+        shape = case.params.get("shape") or next((a.shape for k, a in case.inputs.items() if k in ("x", "codes")), None)
+        names = formats_of(obj, shape)
+        return names[0] if names else "other"
 
     def judge(self, case: FuzzCase):
         """(verdict, signature): signature None when the backend agrees or the case is not applicable."""
@@ -155,12 +175,15 @@ class Fuzzer:
 
     def run_indices(self, indices, *, seconds: float | None = None, shrink: bool = True, out: Path | None = None,
                     log=print) -> FuzzReport:
-        report = FuzzReport(self.spec, self.profile, self.seed, self.ops)
+        report = FuzzReport(self.spec, self.profile, self.seed, self.ops,
+                            scope=self.scope.labels() if self.scope is not None else None)
         start = time.monotonic()
         judged = self._in_workers(indices, seconds, start) if self.jobs > 1 else self._judged(indices, seconds, start)
-        for index, status, sig, found in judged:
+        for index, status, sig, found, where in judged:
             report.statuses[status] = report.statuses.get(status, 0) + 1
             report.cases += 1
+            if where is not None:
+                report.exercised[where] = report.exercised.get(where, 0) + 1
             if sig is not None:
                 case, choices, verdict = found
                 div = report.divergences.get(sig)
@@ -188,7 +211,9 @@ class Fuzzer:
         """(index, status, signature, (case, choices, verdict) of a divergence else None), in index order."""
         for index, case, choices in self._drawn(indices, seconds, start):
             verdict, sig = self.judge(case)
-            yield index, status_of(verdict), sig, None if sig is None else (case, choices, verdict)
+            status = status_of(verdict)
+            where = None if status in NOT_EXERCISED else (self.label(case), case.op)
+            yield index, status, sig, None if sig is None else (case, choices, verdict), where
 
     def _in_workers(self, indices, seconds, start):
         """``_judged`` spread over ``jobs`` worker processes, chunk by chunk, results taken in index order (so the
@@ -254,7 +279,7 @@ class Fuzzer:
         found = {}
 
         def test(data):
-            case = draw_case(DataDraw(data), self.profile, self.ops)
+            case = draw_case(DataDraw(data), self.profile, self.ops, self.scope)
             if time.monotonic() > deadline:
                 return
             verdict, sig = self.judge(case)
@@ -295,16 +320,21 @@ CHUNK = 256  # cases per task handed to a worker process
 _WORKER: Fuzzer | None = None  # a worker process's own fuzzer
 
 
-def _worker_start(spec, profile, ops, seed, timeout, diagnose):
+def _worker_start(spec, profile, ops, seed, timeout, diagnose, formats, expectations):
     from multiprocessing.util import Finalize
 
     global _WORKER
-    _WORKER = Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose)
+    _WORKER = Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose,
+                     formats=formats, expectations=expectations)
     Finalize(_WORKER, _WORKER.close, exitpriority=10)  # a subprocess backend says bye when the pool ends
 
 
 def _worker_judge(indices: list[int]) -> list:
     return list(_WORKER._judged(indices, None, 0.0))
+
+
+# Statuses of a case that exercised nothing of the backend (not counted among the formats and ops exercised).
+NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", "oracle crashed", "skipped")
 
 
 def status_of(verdict) -> str:
@@ -314,13 +344,27 @@ def status_of(verdict) -> str:
     return "undefined behaviour (skipped)" if verdict is UNDEFINED else verdict.status
 
 
-def _as_case(case: FuzzCase, canonical: bool = True) -> Case:
+def _as_case(case: FuzzCase, canonical: bool = True, aliased: bool = False) -> Case:
     if not canonical:  # the strategies build plain JSON params and contiguous arrays already
-        return Case(f"{case.op}/fuzz/case", case.op, case.params, case.inputs, reason="fuzz")
+        alias = fuzz_alias(case) if aliased else f"{case.op}/fuzz/case"
+        return Case(alias, case.op, case.params, case.inputs, reason="fuzz")
     params = canonical_json(case.params, f"fuzz case {case.op}")
     inputs = {k: np.ascontiguousarray(v) for k, v in case.inputs.items()}
     vid = vector_id(case.op, params, inputs)
     return Case(f"{case.op}/fuzz/{vid}", case.op, params, inputs, reason="fuzz")
+
+
+_STORE_SLUG = {"Native": "", "PackedU32": "-packed", "PackedNative": "-packed-native"}
+
+
+def fuzz_alias(case: FuzzCase) -> str:
+    """``op/value[-store]/level/fuzz``, in the golden vectors' words (``quantize/q4s-packed/block/fuzz``), so
+    that an expectations entry written for ``qconform run`` (``*/q4s-packed*/*``) matches the fuzz cases it
+    means."""
+    obj = _scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
+    if obj is None:
+        return f"{case.op}/fuzz/case"
+    return f"{case.op}/{obj.value.name.lower()}{_STORE_SLUG[obj.store.kind]}/{level(obj)}/fuzz"
 
 
 def merge_by_cause(divergences: dict) -> dict:
@@ -392,6 +436,8 @@ class FuzzReport:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     divergences: dict[str, Divergence] = field(default_factory=dict)
+    scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
+    exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
 
     @property
     def failed(self) -> bool:
@@ -402,6 +448,9 @@ class FuzzReport:
         out = [(f"qconform fuzz: {self.cases} cases in {self.seconds:.1f} s ({rate:,.0f}/s), seed {self.seed}, "
                f"backend {self.backend}, profile {self.profile}"),
                "  " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))]
+        if self.scope is not None:
+            out.append(f"  drawn inside: {', '.join(self.scope)}")
+        out += self.exercised_lines()
         if not self.divergences:
             # a backend that declined (or was not given) every case has shown nothing: say so, not just "no divergence"
             judged = self.statuses.get(PASSED, 0) + self.statuses.get(FAILED, 0)
@@ -425,6 +474,21 @@ class FuzzReport:
                 out.append(f"  wrote {div.written}/; rerun with:\n    qconform run --backend "
                            f"{_quote(self.backend)} --profile {self.profile} --vectors {div.written}")
         return out
+
+
+    def exercised_lines(self) -> list[str]:
+        """Per format (or ``other``), the ops the judged cases exercised, with counts."""
+        per: dict[str, dict[str, int]] = {}
+        for (where, op), n in self.exercised.items():
+            per.setdefault(where, {})[op] = n
+        if not per:
+            return ["  exercised: nothing (no case applied to the backend)"]
+        lines = ["  exercised (judged cases per format and op):"]
+        for where in sorted(per, key=lambda w: (w in ("other", "no scheme"), w)):
+            ops = per[where]
+            lines.append(f"    {where}: {sum(ops.values())} ("
+                         + ", ".join(f"{op} {n}" for op, n in sorted(ops.items(), key=lambda kv: -kv[1])) + ")")
+        return lines
 
 
 def _named(explanation: str) -> str:

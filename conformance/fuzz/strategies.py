@@ -338,7 +338,13 @@ def decode_scales_cases(d, profile) -> FuzzCase:
 def compute_range_cases(d, profile) -> FuzzCase:
     scheme = schemes(d, profile)
     shape = shapes(d, scheme)
-    dtype = float_dtypes(d, profile)
+    return compute_range_in(d, profile, scheme, shape, float_dtypes(d, profile))
+
+
+# Each ``*_in`` draws the rest of a case once its scheme, shape and float dtype are chosen: the default strategies
+# choose them from the profile (above), a scope from what the backend declares (``scoped_case``).
+
+def compute_range_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
     x = tensors(d, shape, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
     calibration = d.pick(["minmax", "minmax", "absmean"])
     if calibration == "absmean":  # dyadic values whose partial sums are exact: any summation order agrees
@@ -358,7 +364,10 @@ def _dyadic(x: np.ndarray) -> np.ndarray:
 def compute_q_params_cases(d, profile) -> FuzzCase:
     scheme = schemes(d, profile)
     shape = shapes(d, scheme)
-    dtype = float_dtypes(d, profile)
+    return compute_q_params_in(d, profile, scheme, shape, float_dtypes(d, profile))
+
+
+def compute_q_params_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
     grid = tuple(_grid(shape, scheme))
     a = tensors(d, grid, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
     b = tensors(d, grid, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
@@ -372,7 +381,10 @@ def compute_q_params_cases(d, profile) -> FuzzCase:
 def quantize_dynamic_cases(d, profile) -> FuzzCase:
     scheme = schemes(d, profile)
     shape = shapes(d, scheme)
-    dtype = float_dtypes(d, profile)
+    return quantize_dynamic_in(d, profile, scheme, shape, float_dtypes(d, profile))
+
+
+def quantize_dynamic_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
     x = tensors(d, shape, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
     return FuzzCase("quantize_dynamic", {"scheme": scheme}, {"x": x})
 
@@ -383,7 +395,11 @@ def quantize_cases(d, profile) -> FuzzCase:
     a global without a two-level scheme, none with one, an empty or a multi-element global, a wrong count."""
     scheme = schemes(d, profile)
     shape = shapes(d, scheme, whole_blocks=bool(d.integer(0, 1)))
-    dtype = float_dtypes(d, profile)
+    return quantize_in(d, profile, scheme, shape, float_dtypes(d, profile))
+
+
+def quantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+    """``floats``: how the scales' float dtype is drawn (default: mostly one the profile takes)."""
     level_dtype = _scale_level_dtype(scheme)
     s = scale_bases(d, level_dtype)
     x = tensors(d, shape, dtype=dtype, scale_dtype=level_dtype, value=scheme["value"])
@@ -392,7 +408,7 @@ def quantize_cases(d, profile) -> FuzzCase:
     wrong = d.pick([0] * 11 + [1, -1])
     scales = scale_values(d, max(0, count + wrong), s)
     scales = scales.reshape(grid) if wrong == 0 and d.integer(0, 1) else scales
-    scales = scales.astype(FLOATS[_favoured(d, profile.input_dtypes, list(FLOATS))])
+    scales = scales.astype(FLOATS[(floats or _profile_floats(profile))(d)])
     inputs = {"x": x, "scales": scales}
     two_level = scheme.get("tensor") is not None and scheme.get("block") is not None
     want_global = d.pick([True] * 9 + [False]) == two_level
@@ -402,6 +418,10 @@ def quantize_cases(d, profile) -> FuzzCase:
         inputs["global"] = np.full(n, g, dtype=np.float32)
     api = d.pick(["tensor", "backend"])
     return FuzzCase("quantize", {"scheme": scheme, "api": api}, inputs)
+
+
+def _profile_floats(profile):
+    return lambda d: _favoured(d, profile.input_dtypes, list(FLOATS))
 
 
 def _code_range(value: str) -> tuple[int, int]:
@@ -417,6 +437,10 @@ def _parts(d, profile, *, whole_blocks: bool = True):
     """The parts of a quantized tensor (codes, stored scales, global): dequantize / to_bytes inputs."""
     scheme = schemes(d, profile)
     shape = shapes(d, scheme, whole_blocks=whole_blocks)
+    return scheme, shape, _parts_in(d, scheme, shape)
+
+
+def _parts_in(d, scheme: dict, shape: tuple) -> dict:
     lo, hi = _code_range(scheme["value"])
     n = math.prod(shape)
     raw = d.bytes(0, n)
@@ -429,13 +453,21 @@ def _parts(d, profile, *, whole_blocks: bool = True):
     inputs = {"codes": codes, "scales": scales}
     if scheme.get("tensor") is not None and scheme.get("block") is not None:
         inputs["global"] = np.array([d.pick([1.0, 0.5, 2.0**-10, 1 / 3])], dtype=np.float32)
-    return scheme, shape, inputs
+    return inputs
 
 
 def dequantize_cases(d, profile) -> FuzzCase:
-    scheme, _, inputs = _parts(d, profile)
-    dtype = _favoured(d, profile.output_dtypes, list(FLOATS))
+    scheme, shape, inputs = _parts(d, profile)
+    return _dequantize_of(d, scheme, inputs, _favoured(d, profile.output_dtypes, list(FLOATS)))
+
+
+def _dequantize_of(d, scheme, inputs, dtype: str) -> FuzzCase:
     return FuzzCase("dequantize", {"scheme": scheme, "dtype": dtype}, inputs)
+
+
+def dequantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+    """``dtype`` is the output's here (the codes are integers)."""
+    return _dequantize_of(d, scheme, _parts_in(d, scheme, shape), dtype)
 
 
 def to_bytes_cases(d, profile) -> FuzzCase:
@@ -443,9 +475,21 @@ def to_bytes_cases(d, profile) -> FuzzCase:
     return FuzzCase("to_bytes", {"scheme": scheme}, inputs)
 
 
+def to_bytes_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+    return FuzzCase("to_bytes", {"scheme": scheme}, _parts_in(d, scheme, shape))
+
+
 def from_bytes_cases(d, profile) -> FuzzCase:
     """Bytes of a real quantized tensor (the oracle's to_bytes), sometimes corrupted or cut short."""
     scheme, shape, inputs = _parts(d, profile)
+    return _from_bytes_of(d, profile, scheme, shape, inputs)
+
+
+def from_bytes_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+    return _from_bytes_of(d, profile, scheme, shape, _parts_in(d, scheme, shape))
+
+
+def _from_bytes_of(d, profile, scheme, shape, inputs) -> FuzzCase:
     try:
         with np.errstate(all="ignore"):
             blob = np.asarray(oracle.run("to_bytes", {"scheme": scheme}, inputs, profile=profile)["bytes"])
@@ -490,6 +534,18 @@ def ternary_matmul_cases(d, profile) -> FuzzCase:
 def scheme_info_cases(d, profile) -> FuzzCase:
     scheme = schemes(d, profile)
     return FuzzCase("scheme_info", {"scheme": scheme, "shape": list(shapes(d, scheme))}, {})
+
+
+def scheme_info_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+    return FuzzCase("scheme_info", {"scheme": scheme, "shape": list(shape)}, {})
+
+
+# op -> the rest of a case inside a scope (``conformance/fuzz/scope.py``), every op scope.SCOPED_OPS names
+SCOPED: dict[str, Callable] = {
+    "quantize_dynamic": quantize_dynamic_in, "quantize": quantize_in, "dequantize": dequantize_in,
+    "to_bytes": to_bytes_in, "from_bytes": from_bytes_in, "compute_range": compute_range_in,
+    "compute_q_params": compute_q_params_in, "scheme_info": scheme_info_in,
+}
 
 
 # ---- layout ops: quantized tensors in motion, quantizing views ------------------------------------------------
@@ -703,8 +759,12 @@ DEFAULT_OPS = tuple(op for op in OPS if op not in OPT_IN)
 WEIGHTS = {"quantize_dynamic": 4, "quantize": 4, "dequantize": 2, "compute_q_params": 2, "compute_range": 2}
 
 
-def draw_case(d, profile, ops: list[str] | None = None) -> FuzzCase:
-    """One case of one of ``ops`` (default: all but OPT_IN), ops that do arithmetic weighted up."""
+def draw_case(d, profile, ops: list[str] | None = None, scope=None) -> FuzzCase:
+    """One case of one of ``ops`` (default: all but OPT_IN), ops that do arithmetic weighted up; inside
+    ``scope`` (what a backend declares) when one is given."""
+    if scope is not None:
+        with np.errstate(all="ignore"):
+            return scoped_case(d, get_profile(profile), scope)
     chosen = list(ops or DEFAULT_OPS)
     unknown = [op for op in chosen if op not in OPS]
     if unknown:
@@ -712,6 +772,23 @@ def draw_case(d, profile, ops: list[str] | None = None) -> FuzzCase:
     weighted = [op for op in chosen for _ in range(WEIGHTS.get(op, 1))]
     with np.errstate(all="ignore"):  # overflow to inf and NaN are drawn on purpose
         return OPS[d.pick(weighted)](d, get_profile(profile))
+
+
+def scoped_case(d, profile, scope) -> FuzzCase:
+    """A case built inside one of the scope's targets: the op, then a scheme, a shape and float dtypes the
+    target declares, then the op's own draws."""
+    from .scope import WEIGHTS as SCOPE_WEIGHTS
+    from .scope import draw_scheme, draw_shape, finish_scheme
+    op = d.pick([op for op in scope.ops for _ in range(SCOPE_WEIGHTS.get(op, 1))])
+    target = d.pick(scope.targets[op])
+    scheme, block = draw_scheme(d, target)
+    shape = draw_shape(d, target, block)
+    scheme = finish_scheme(scheme, block, shape)
+    obj = _scheme_obj(scheme)
+    scheme = scheme if obj is None else obj.to_json()
+    floats = lambda d: d.pick(target.input_dtypes)  # noqa: E731
+    dtype = d.pick(target.output_dtypes if op == "dequantize" else target.input_dtypes)
+    return SCOPED[op](d, profile, scheme, shape, dtype, floats)
 
 
 # ---- where the choices come from ------------------------------------------------------------------------------
