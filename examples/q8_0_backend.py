@@ -41,10 +41,11 @@ def blocks(x: np.ndarray) -> np.ndarray:
 
 
 def encode(x: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """codes = clamp(round_half_away(x / s), -127, 127) in f32 (§5.3, burn-flex)."""
+    """codes = clamp(round_half_away(x · f32(1/s)), -127, 127) in f32: burn-flex multiplies by the reciprocal
+    (§5.3), which differs from x / s in the last bit, and so in ties."""
     if not (np.all(np.isfinite(scales)) and np.all(scales > 0)):
         raise Unsupported("a scale that is zero, negative or not finite: burn's guards are not implemented")
-    y = blocks(x.astype(np.float32)) / scales[:, None]
+    y = blocks(x.astype(np.float32)) * (np.float32(1) / scales)[:, None]
     rounded = np.trunc(y + np.copysign(np.float32(0.5), y))
     rounded = np.where(np.abs(y - np.trunc(y)) < 0.5, np.trunc(y), rounded)  # only exact halves go away from 0
     return np.clip(rounded, -Q_MAX, Q_MAX).astype(np.int8).reshape(x.shape)
