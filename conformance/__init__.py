@@ -5,13 +5,13 @@ a session without ``--qc-backend`` should not pay for numpy or safetensors. The 
 are resolved lazily.
 """
 
-__all__ = ["BackendError", "load_suite", "open_backend"]
+__all__ = ["BackendError", "Unsupported", "load_suite", "open_backend"]
 
 
 def __getattr__(name):
-    if name == "BackendError":
-        from .protocol import BackendError
-        return BackendError
+    if name in ("BackendError", "Unsupported"):
+        from . import protocol
+        return getattr(protocol, name)
     if name == "load_suite":
         from .vectors import load_suite
         return load_suite

@@ -48,6 +48,7 @@ def _main(argv: list[str] | None) -> int:
     _backend_args(p)
     p.add_argument("--expectations", metavar="TOML")
     p.add_argument("--report", metavar="JSON", help="write the full results as JSON")
+    _junit_args(p)
     p.add_argument("--strict", action="store_true", help="stale expectations and passing xfails fail")
     p.add_argument("--strict-messages", action="store_true", help="right error code, other message: fail")
     p.add_argument("--exact-burn", action="store_true",
@@ -58,7 +59,8 @@ def _main(argv: list[str] | None) -> int:
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true",
-                   help="a green run prints four lines: counts, profile, suite digest, OK (failures still shown)")
+                   help="a green run prints five lines: counts, scope, profile, suite digest, OK (failures and "
+                        "declined vectors still shown)")
     p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
     p.add_argument("pytest_args", nargs="*", help="passed to pytest (after --), e.g. -- -k q8s -x -n 2")
 
@@ -76,6 +78,7 @@ def _main(argv: list[str] | None) -> int:
     p.add_argument("--statement", action="store_true",
                    help="print only the one-line conformance statement (for a README)")
     p.add_argument("--badge", metavar="SVG", help="write a small SVG badge of the result")
+    _junit_args(p)
     p.add_argument("-v", "--verbose", action="store_true", help="keep table rows that are entirely not applicable")
 
     p = sub.add_parser("explain", help="show one vector: inputs, expected outputs, intermediates")
@@ -117,6 +120,18 @@ def _server_limits(p):
     for f in fields(Limits):
         p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default, metavar="N",
                        help=f"server limit (default {f.default})")
+
+
+def _junit_args(p):
+    p.add_argument("--junit", metavar="XML", help="write JUnit XML (not-applicable vectors left out)")
+    p.add_argument("--junit-all", action="store_true", help="with --junit: keep the not-applicable vectors")
+
+
+def _write_junit(args, report) -> None:
+    if args.junit:
+        from .report.junit import junit_xml
+        Path(args.junit).write_text(junit_xml(report, keep_not_applicable=args.junit_all))
+        print(f"wrote {args.junit}", file=sys.stderr)
 
 
 def _backend_args(p):
@@ -188,6 +203,7 @@ def cmd_run(args) -> int:
         return 3
     if progress.final is None:
         return int(code) or 3
+    _write_junit(args, progress.final)
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
         from . import report as rep
         print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose))
@@ -231,6 +247,7 @@ def cmd_report(args) -> int:
     if args.badge:
         Path(args.badge).write_text(rep.badge(report))
         print(f"wrote {args.badge}", file=sys.stderr)
+    _write_junit(args, report)
     if args.html:
         from .report.html import render
         Path(args.html).write_text(render(report))
@@ -412,6 +429,7 @@ def cmd_list(args) -> int:
     runner.close()
     print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
           f"{len(suite.vectors)} vectors of suite {suite.name} apply")
+    print("\n".join(_format_counts(hello.capabilities, suite.vectors)))
     print("\n".join(f"  {alias}" for alias in applicable))
     if excluded:
         print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities "
@@ -420,6 +438,20 @@ def cmd_list(args) -> int:
             print(f"  {why} ({len(aliases)}):")
             print("\n".join(f"    {alias}" for alias in aliases))
     return 0
+
+
+def _format_counts(caps, vectors) -> list[str]:
+    """``qconform list``'s table: applicable vectors per declared format and op (a 0 is shown as 'no vector')."""
+    from .protocol import applicable_by_format
+    table = applicable_by_format(caps, vectors)
+    if not table:
+        return []
+    width = max(len(label) for label in table)
+    lines = ["applicable vectors per declared format and op:"]
+    for label, per_op in table.items():
+        cells = ", ".join(f"{op} {n}" if n else f"{op}: no vector" for op, n in per_op.items())
+        lines.append(f"  {label:<{width}}  {cells}")
+    return lines + [""]
 
 
 def cmd_repro(args) -> int:

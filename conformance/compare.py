@@ -28,7 +28,10 @@ CODE_FIELDS = {"E4M3": (1, 4, 3), "E5M2": (1, 5, 2), "E2M1": (1, 2, 1)}
 # Statuses of a verdict, and the failure kinds a 'failed' verdict can have.
 PASSED, FAILED, NOT_APPLICABLE = "passed", "failed", "not applicable"
 XFAILED, XPASSED, SKIPPED = "xfailed", "xpassed", "skipped"
-STATUSES = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+# The backend answered 'unsupported' (protocol 2) for a vector inside its declared capabilities: not a failure,
+# but counted and listed in every summary, so that declining cannot pass for conforming.
+DECLINED = "declined"
+STATUSES = (PASSED, FAILED, DECLINED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
 # The note that starts a not-applicable verdict on a validation-only vector declined for a backend that declares
 # ``validates: false`` (conformance/accidents.py); reports count them apart.
 VALIDATION_DECLINED = "validation only, declined"
@@ -53,6 +56,7 @@ class Verdict:
     note: str = ""                # e.g. a tolerated message mismatch, an expectation's reason
     diagnosis: dict | None = None
     gave: str = ""                # on a burn-bug expectation (accidents.py): "burn" or "acceptable", which one passed
+    formats: list[str] = field(default_factory=list)  # the backend's declared formats this vector is
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -75,11 +75,13 @@ class VectorItem(pytest.Item):
         self.vector, self.qc = vector, qc
 
     def runtest(self):
-        from .compare import FAILED, NOT_APPLICABLE, SKIPPED, XFAILED
+        from .compare import DECLINED, FAILED, NOT_APPLICABLE, SKIPPED, XFAILED
         verdict = self.qc.run(self.vector)
         self.user_properties.append((_PROP, json.dumps(verdict.to_json(), default=str)))
         if verdict.status == NOT_APPLICABLE:
             pytest.skip(f"not applicable: {verdict.note}")
+        if verdict.status == DECLINED:
+            pytest.skip(f"declined by the backend: {verdict.note}")
         if verdict.status == SKIPPED:
             pytest.skip(f"expectations: {verdict.note}")
         if verdict.status == FAILED:

@@ -1,9 +1,13 @@
-"""The backend protocol, version 1 (docs/protocol.md): messages, frames, handshake and reply validation.
+"""The backend protocol, versions 1 and 2 (docs/protocol.md): messages, frames, handshake and reply validation.
 
 A message is one safetensors blob whose ``__metadata__["qconform"]`` is a JSON object. Every adapter
 (python, subprocess, http) ends in the same three outcome types below, so judging never depends on how the
 backend was reached. Anything a backend sends is validated here; a defect becomes a ``ProtocolError`` whose
 text summarizes the offending bytes, never an exception escaping into the runner.
+
+Version 2 adds one reply, ``unsupported`` (the backend declines a request it does not implement: the vector is
+*declined*, not failed), and the ``formats`` and ``validates`` capability keys. A v1 backend keeps working: the
+runner's hello still says ``protocol: 1`` and lists every version it speaks in ``protocols``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from oracle.scheme import QuantScheme
 from oracle.vocabulary import LEVELS, SCALE_OPS, level
 
 from . import tensorio
+from .patterns import Pattern, PatternError, input_floats
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+PROTOCOLS = (1, 2)  # every version the runner speaks; a backend answers with the one it speaks
+UNSUPPORTED_SINCE = 2  # the first version with the 'unsupported' reply
 META_KEY = "qconform"
 MAX_FRAME = 1 << 30  # frames above 1 GiB are refused (protocol.md, subprocess transport)
 CONTENT_TYPE = "application/vnd.qconform+safetensors"
@@ -40,10 +47,22 @@ PRESET_KEY = "preset"
 PRESETS = {
     "loader": {"ops": ["load_quantized"]},  # reconstructs burn's stored tensors, nothing else
 }
+# `formats` (protocol 2): the combinations the backend implements, each a registry name or a pattern object
+# (conformance/patterns.py); a vector applies when it matches any of them (and the flat lists). Allowed in per_op.
+FORMATS_KEY = "formats"
 
 
 class ProtocolError(Exception):
     """A backend said something the protocol does not allow."""
+
+
+class Unsupported(Exception):
+    """Raised by an in-process backend for a request it does not implement: the vector is declined, not failed
+    (protocol 2's ``unsupported`` reply). ``reason`` is shown in every summary next to the vector."""
+
+    def __init__(self, reason: str = "not implemented"):
+        super().__init__(reason)
+        self.reason = reason
 
 
 class BackendError(Exception):
@@ -83,7 +102,14 @@ class Fault:
     note: str = ""
 
 
-Outcome = Result | Error | Fault
+@dataclass
+class Declined:
+    """The backend answered 'unsupported' (protocol 2): it does not implement this request."""
+    reason: str
+    note: str = ""
+
+
+Outcome = Result | Error | Fault | Declined
 
 
 # ---- bytes ----------------------------------------------------------------------------------------------
@@ -154,7 +180,8 @@ def check_blob_start(prefix: bytes, head: bytes, n: int) -> None:
 
 # ---- handshake ------------------------------------------------------------------------------------------
 
-HELLO = {"type": "hello", "protocol": PROTOCOL_VERSION}
+# `protocol` stays 1 so that a v1 backend, which refuses any other number, still answers; `protocols` offers 2.
+HELLO = {"type": "hello", "protocol": 1, "protocols": list(PROTOCOLS)}
 
 
 @dataclass(frozen=True)
@@ -169,14 +196,15 @@ class Capabilities:
     input_dtypes: frozenset | None = None
     output_dtypes: frozenset | None = None
     per_op: tuple[tuple[str, Capabilities], ...] = ()
+    formats: tuple[Pattern, ...] | None = None
     validates: bool = True
 
     @classmethod
     def from_json(cls, d: dict, *, nested: bool = False) -> Capabilities:
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {d!r:.200}")
-        allowed = set(CAPABILITY_KEYS) - {"ops"} if nested else {*CAPABILITY_KEYS, PER_OP_KEY, VALIDATES_KEY,
-                                                                  PRESET_KEY}
+        allowed = {*CAPABILITY_KEYS, FORMATS_KEY} - {"ops"} if nested else \
+            {*CAPABILITY_KEYS, PER_OP_KEY, FORMATS_KEY, VALIDATES_KEY, PRESET_KEY}
         unknown = set(d) - allowed
         if unknown:
             raise ProtocolError(f"unknown capability keys {sorted(unknown)}; known: {sorted(allowed)}")
@@ -187,15 +215,18 @@ class Capabilities:
             d = PRESETS[name] | {k: v for k, v in d.items() if k != PRESET_KEY}
         out: dict = {}
         for key, items in d.items():
+            if key == FORMATS_KEY:
+                out[key] = _patterns(items)
+                continue
+            if key == VALIDATES_KEY:
+                if not isinstance(items, bool):
+                    raise ProtocolError(f"capability 'validates' must be true or false, got {items!r:.100}")
+                out[key] = items
+                continue
             if key == PER_OP_KEY:
                 if not isinstance(items, dict):
                     raise ProtocolError(f"capability 'per_op' must map op names to objects, got {items!r:.200}")
                 out[key] = tuple(sorted((op, cls.from_json(sub, nested=True)) for op, sub in items.items()))
-                continue
-            if key == VALIDATES_KEY:
-                if not isinstance(items, bool):
-                    raise ProtocolError(f"capability 'validates' must be true or false, got {items!r:.200}")
-                out[key] = items
                 continue
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                 raise ProtocolError(f"capability {key!r} must be a list of strings, got {items!r:.200}")
@@ -207,15 +238,43 @@ class Capabilities:
     @cached_property
     def unrestricted(self) -> bool:
         """Declares no limit at all (the oracle's): every vector applies, without working out what it needs."""
-        return not self.per_op and all(getattr(self, k) is None for k in CAPABILITY_KEYS)
+        return not self.per_op and self.formats is None and all(getattr(self, k) is None for k in CAPABILITY_KEYS)
 
     def to_json(self) -> dict:
         out: dict = {k: sorted(getattr(self, k)) for k in CAPABILITY_KEYS if getattr(self, k) is not None}
-        if self.per_op:
-            out[PER_OP_KEY] = {op: caps.to_json() for op, caps in self.per_op}
+        if self.formats is not None:
+            out[FORMATS_KEY] = [p.to_json() for p in self.formats]
         if not self.validates:
             out[VALIDATES_KEY] = False
+        if self.per_op:
+            out[PER_OP_KEY] = {op: caps.to_json() for op, caps in self.per_op}
         return out
+
+    @cached_property
+    def needs_protocol(self) -> int:
+        """The first protocol version that can say these capabilities (2 for formats)."""
+        formats = self.formats is not None or any(c.formats is not None for _, c in self.per_op)
+        return 2 if formats else 1
+
+    def patterns_for(self, op: str) -> tuple[Pattern, ...] | None:
+        """The formats declared for ``op``: its per_op ``formats`` if any, else the top-level ones (None: none
+        declared). Both must match when both are given; the narrower ones label the vector."""
+        narrowed = dict(self.per_op).get(op)
+        if narrowed is not None and narrowed.formats is not None:
+            return narrowed.formats
+        return self.formats
+
+    def declared_formats(self) -> list[str]:
+        """Every declared format's label, top level first, without repeats."""
+        labels = [p.label for p in self.formats or ()]
+        labels += [p.label for _, caps in self.per_op for p in caps.formats or ()]
+        return list(dict.fromkeys(labels))
+
+    def formats_of(self, vector) -> list[str]:
+        """The labels of the declared formats ``vector`` is (for its op); [] when none are declared."""
+        patterns = self.patterns_for(vector.op) or ()
+        scheme = scheme_of(vector.params) if patterns else None
+        return [p.label for p in patterns if p.mismatch(vector, scheme) is None]
 
     def not_applicable(self, vector) -> str | None:
         """Why a vector is outside these capabilities, or None if the backend claims it."""
@@ -228,12 +287,49 @@ class Capabilities:
                 missing = sorted(wanted - have)
                 if missing:
                     return f"backend does not declare {key} {', '.join(missing)}"
+        if self.formats is not None:
+            why = _no_format(self.formats, vector)
+            if why is not None:
+                return why
         narrowed = dict(self.per_op).get(vector.op)
         if narrowed is not None:
             why = narrowed.not_applicable(vector)
             if why is not None:
                 return f"{why} for {vector.op}"
         return None
+
+
+def applicable_by_format(caps: Capabilities, vectors) -> dict[str, dict[str, int]]:
+    """``{format label: {op: applicable vectors of that format}}`` for every declared format and every op the
+    backend declares (the suite's ops when it declares none); a 0 is a format the suite cannot judge there."""
+    vectors = list(vectors)
+    ops = sorted(caps.ops) if caps.ops is not None else sorted({v.op for v in vectors})
+    table = {label: dict.fromkeys(ops, 0) for label in caps.declared_formats()}
+    for v in vectors:
+        if v.op in ops and caps.not_applicable(v) is None:
+            for label in caps.formats_of(v):
+                table[label][v.op] += 1
+    return table
+
+
+def _patterns(items) -> tuple[Pattern, ...]:
+    if not isinstance(items, list) or not items:
+        raise ProtocolError(f"capability 'formats' must be a non-empty list of format names or pattern objects, "
+                            f"got {items!r:.200}")
+    try:
+        return tuple(Pattern.from_json(p) for p in items)
+    except PatternError as e:
+        raise ProtocolError(f"capability 'formats': {e}") from None
+
+
+def _no_format(patterns: tuple[Pattern, ...], vector) -> str | None:
+    """None when ``vector`` matches one of ``patterns``; else why not, naming the first pattern's reason."""
+    scheme = scheme_of(vector.params)
+    reasons = [p.mismatch(vector, scheme) for p in patterns]
+    if any(r is None for r in reasons):
+        return None
+    return f"matches no declared format ({patterns[0].label}: {reasons[0]}" + \
+        (f"; and {len(patterns) - 1} more)" if len(patterns) > 1 else ")")
 
 
 def scheme_of(params: dict) -> QuantScheme | None:
@@ -259,9 +355,7 @@ def needs(vector) -> dict[str, set[str]]:
     dtype = params.get("dtype")
     if vector.op in SCALE_OPS and dtype:
         need.setdefault("scale_dtypes", set()).add(dtype)
-    floats = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
-    need["input_dtypes"] = {floats[tensorio.dtype_name(a)] for a in vector.inputs.values()
-                            if tensorio.dtype_name(a) in floats}
+    need["input_dtypes"] = input_floats(vector)
     if vector.op in ("dequantize", "load_quantized") and dtype:
         need["output_dtypes"] = {dtype}
     elif vector.op in ("compute_range", "compute_q_params") and need["input_dtypes"]:
@@ -275,10 +369,23 @@ class Hello:
     version: str
     profile: str | None
     capabilities: Capabilities
+    protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict:
-        return {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name, "version": self.version,
+        return {"type": "hello", "protocol": self.protocol, "name": self.name, "version": self.version,
                 "profile": self.profile, "capabilities": self.capabilities.to_json()}
+
+
+def hello_for(hello: Hello, offer: dict) -> dict:
+    """The hello reply to a runner's ``offer`` (its hello message): the backend's own version if offered, else
+    version 1 when the capabilities need nothing newer; else a ``protocol.version`` error (``qconform serve``)."""
+    offered = offer.get("protocols") if isinstance(offer.get("protocols"), list) else [offer.get("protocol")]
+    usable = [v for v in PROTOCOLS if v in offered and hello.capabilities.needs_protocol <= v <= hello.protocol]
+    version = max(usable, default=None)
+    if version is None:
+        return {"type": "error", "error": {"code": "protocol.version", "message":
+                f"this backend speaks protocol {hello.protocol}; the runner offered {offered!r:.60}"}}
+    return {**hello.to_json(), "protocol": version}
 
 
 def parse_hello(obj: dict) -> Hello:
@@ -290,15 +397,20 @@ def parse_hello(obj: dict) -> Hello:
         raise ProtocolError(f"backend refused the handshake: {err.get('code')}: {err.get('message')}")
     if obj.get("type", "hello") != "hello":
         raise ProtocolError(f"expected a hello reply, got type {obj.get('type')!r}")
-    if obj.get("protocol") != PROTOCOL_VERSION:
-        raise ProtocolError(f"backend speaks protocol {obj.get('protocol')!r}, runner speaks {PROTOCOL_VERSION}")
+    version = obj.get("protocol")
+    if type(version) is not int or version not in PROTOCOLS:
+        raise ProtocolError(f"backend speaks protocol {version!r}, runner speaks {', '.join(map(str, PROTOCOLS))}")
     for key in ("name", "version"):
         if not isinstance(obj.get(key), str):
             raise ProtocolError(f"hello reply needs a string {key!r}, got {obj.get(key)!r:.100}")
     profile = obj.get("profile")
     if profile is not None and not isinstance(profile, str):
         raise ProtocolError(f"hello 'profile' must be a string, got {profile!r:.100}")
-    return Hello(obj["name"], obj["version"], profile, Capabilities.from_json(obj.get("capabilities") or {}))
+    caps = Capabilities.from_json(obj.get("capabilities") or {})
+    if version < caps.needs_protocol:
+        raise ProtocolError(f"capability 'formats' needs protocol {caps.needs_protocol}; the hello "
+                            f"says protocol {version}")
+    return Hello(obj["name"], obj["version"], profile, caps, version)
 
 
 # ---- requests and replies -------------------------------------------------------------------------------
@@ -307,8 +419,10 @@ def request_message(rid: str, op: str, params: dict) -> dict:
     return {"type": "request", "id": rid, "op": op, "params": params}
 
 
-def reply_message(rid: str, outcome: Result | Error) -> tuple[dict, dict[str, np.ndarray]]:
+def reply_message(rid: str, outcome: Result | Error | Declined) -> tuple[dict, dict[str, np.ndarray]]:
     """The (JSON, tensors) of a backend's reply; used by the example backend and `qconform serve`."""
+    if isinstance(outcome, Declined):
+        return {"type": "unsupported", "id": rid, "reason": outcome.reason}, {}
     if isinstance(outcome, Error):
         err = {"code": outcome.code, "message": outcome.message}
         if outcome.panic:
@@ -317,8 +431,10 @@ def reply_message(rid: str, outcome: Result | Error) -> tuple[dict, dict[str, np
     return {"type": "result", "id": rid, "values": outcome.values}, outcome.outputs
 
 
-def parse_reply(obj: dict, tensors: dict[str, np.ndarray], rid: str | None) -> Result | Error:
-    """Validate a decoded reply to request ``rid`` (None: do not check the id)."""
+def parse_reply(obj: dict, tensors: dict[str, np.ndarray], rid: str | None,
+                protocol: int = PROTOCOL_VERSION) -> Result | Error | Declined:
+    """Validate a decoded reply to request ``rid`` (None: do not check the id) from a backend that speaks
+    ``protocol`` (its hello's)."""
     kind = obj.get("type")
     if rid is not None and obj.get("id") != rid:
         raise ProtocolError(f"reply id {obj.get('id')!r:.60} does not echo request id {rid!r}")
@@ -331,7 +447,18 @@ def parse_reply(obj: dict, tensors: dict[str, np.ndarray], rid: str | None) -> R
         if tensors:
             raise ProtocolError(f"an error reply carries tensors {sorted(tensors)}")
         return parse_error(obj.get("error"))
-    raise ProtocolError(f"expected a 'result' or 'error' reply, got type {kind!r:.60}")
+    if kind == "unsupported" and protocol >= UNSUPPORTED_SINCE:
+        reason = obj.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ProtocolError(f"an 'unsupported' reply needs a non-empty string 'reason', got {reason!r:.100}")
+        if tensors:
+            raise ProtocolError(f"an unsupported reply carries tensors {sorted(tensors)}")
+        return Declined(reason)
+    if kind == "unsupported":
+        raise ProtocolError(f"an 'unsupported' reply needs protocol {UNSUPPORTED_SINCE}; the backend's hello said "
+                            f"protocol {protocol}")
+    expected = "'result', 'error' or 'unsupported'" if protocol >= UNSUPPORTED_SINCE else "'result' or 'error'"
+    raise ProtocolError(f"expected a {expected} reply, got type {kind!r:.60}")
 
 
 def parse_error(err) -> Error:

@@ -13,9 +13,20 @@ from oracle import classify_panic
 
 from . import compare, diagnose
 from .backends import open_backend
-from .compare import (FAILED, NOT_APPLICABLE, PASSED, RUNNER_ERROR, SKIPPED, VALIDATION_DECLINED, XFAILED, XPASSED,
-                      Verdict)
+from .compare import (
+    DECLINED,
+    FAILED,
+    NOT_APPLICABLE,
+    PASSED,
+    RUNNER_ERROR,
+    SKIPPED,
+    VALIDATION_DECLINED,
+    XFAILED,
+    XPASSED,
+    Verdict,
+)
 from .expectations import Expectations
+from .protocol import Declined
 
 
 class RunnerError(Exception):
@@ -84,7 +95,8 @@ class Runner:
             verdict = self._judge(vector, pinned_diagnosis=entry is not None and bool(entry.diagnosis))
         except Exception as e:  # noqa: BLE001 - the last line of defence: a vector never vanishes
             verdict = runner_error(vector, self.profile, e)
-        if entry is not None:  # an xfail entry
+        verdict.formats = self.backend.hello.capabilities.formats_of(vector)
+        if entry is not None and verdict.status != DECLINED:  # an xfail entry
             unlike = entry.unlike(verdict) if verdict.status == FAILED else None
             if unlike:  # failed, but not as the entry says: a new bug must not hide behind a known one
                 verdict.note = "; ".join(filter(None, [verdict.note, f"{entry.describe()} expects another failure"]))
@@ -109,6 +121,8 @@ class Runner:
     def _judge(self, vector, *, pinned_diagnosis: bool = False) -> Verdict:
         """``pinned_diagnosis``: an xfail entry pins a diagnosis, so it is computed even with diagnosis off."""
         outcome = self.backend.run(vector.op, vector.params, vector.inputs)
+        if isinstance(outcome, Declined):
+            return self._verdict(vector, DECLINED, note="; ".join(filter(None, [outcome.reason, outcome.note])))
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify, exact_burn=self.exact_burn)
         if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
@@ -131,4 +145,4 @@ class Runner:
             yield self.run_vector(vector)
 
 
-__all__ = ["FAILED", "NOT_APPLICABLE", "PASSED", "SKIPPED", "XFAILED", "XPASSED", "Runner", "RunnerError"]
+__all__ = ["DECLINED", "FAILED", "NOT_APPLICABLE", "PASSED", "SKIPPED", "XFAILED", "XPASSED", "Runner", "RunnerError"]

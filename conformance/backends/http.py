@@ -107,7 +107,7 @@ class HttpBackend:
         rid = f"{self._next_id:x}"
         try:
             obj, tensors = self._post("/v1/run", encode_message(request_message(rid, op, params), inputs))
-            return parse_reply(obj, tensors, rid)
+            return parse_reply(obj, tensors, rid, self.hello.protocol)
         except _Failure as f:
             return Fault(f.kind, f.detail)
         except ProtocolError as e:

@@ -14,7 +14,17 @@ import traceback
 
 from oracle import BurnPanic
 
-from ..protocol import PROTOCOL_VERSION, BackendError, Error, Fault, ProtocolError, parse_hello, split_outputs
+from ..protocol import (
+    PROTOCOL_VERSION,
+    BackendError,
+    Declined,
+    Error,
+    Fault,
+    ProtocolError,
+    Unsupported,
+    parse_hello,
+    split_outputs,
+)
 from .base import BackendStartError
 
 
@@ -35,6 +45,8 @@ class PythonBackend:
             out = self.obj.run(op, params, inputs)
         except BackendError as e:
             return Error(e.code, e.message, e.panic)
+        except Unsupported as e:
+            return Declined(e.reason)
         except BurnPanic as e:  # a python backend built on the oracle may let burn's panic through
             return Error(e.code, e.message)
         except Exception:  # noqa: BLE001 - isolation boundary: a backend bug costs one vector

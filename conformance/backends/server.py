@@ -35,6 +35,7 @@ from ..protocol import (
     ProtocolError,
     decode_message,
     encode_message,
+    hello_for,
     reply_message,
 )
 
@@ -215,7 +216,7 @@ class Server:
         except ProtocolError as e:
             return 400, str(e).encode(), "text/plain", []
         if path == "/v1/hello":
-            return 200, encode_message(self.backend.hello.to_json()), CONTENT_TYPE, []
+            return 200, encode_message(hello_for(self.backend.hello, meta)), CONTENT_TYPE, []
         if meta.get("type") != "request" or not isinstance(meta.get("op"), str):
             return 400, b"expected a request message with an 'op'", "text/plain", []
         params = meta.get("params", {})

@@ -190,7 +190,7 @@ class SubprocessBackend:
         try:
             obj, tensors, late = self._exchange(blob, self.timeout, rid)
             self._busy = False
-            outcome = parse_reply(obj, tensors, rid)
+            outcome = parse_reply(obj, tensors, rid, self.hello.protocol)
             outcome.note = "; ".join(filter(None, [note, late]))
             return outcome
         except _Failure as f:
@@ -239,7 +239,7 @@ class SubprocessBackend:
                 prefix = bytes(self._read_exact(bytearray(4), deadline, timeout))
                 body = self._read_exact(bytearray(frame_length(prefix)), deadline, timeout, prefix)
                 obj, tensors = decode_message(memoryview(body))
-                outcomes.append(parse_reply(obj, tensors, rid))
+                outcomes.append(parse_reply(obj, tensors, rid, self.hello.protocol))
             self._busy = False
             return outcomes
         except (_Failure, ProtocolError):

@@ -30,10 +30,10 @@ from oracle.vocabulary import level
 
 from .. import diagnose
 from ..cases import Case
-from ..compare import FAILED
+from ..compare import FAILED, PASSED
 from ..contracts import TOLERANT_OPS, contracts
 from ..generate import PROFILES, CaseError, canonical_json, expect
-from ..protocol import Error, Fault
+from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..vectors import Expected, Vector, vector_id, write_suite
@@ -452,7 +452,9 @@ class FuzzReport:
             out.append(f"  drawn inside: {', '.join(self.scope)}")
         out += self.exercised_lines()
         if not self.divergences:
-            out.append("  no divergence")
+            # a backend that declined (or was not given) every case has shown nothing: say so, not just "no divergence"
+            judged = self.statuses.get(PASSED, 0) + self.statuses.get(FAILED, 0)
+            out.append("  no divergence" if judged else "  no divergence, but no case was judged (passed or failed)")
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
@@ -506,6 +508,8 @@ def outcome_bytes(outcome, contracts: dict) -> bytes:
     zeros distinct); an output under an ``allclose`` contract contributes only its dtype and shape."""
     if isinstance(outcome, Fault):
         return f"fault:{outcome.kind}".encode()
+    if isinstance(outcome, Declined):  # a declined case hashes alike whatever the reason: it was not answered
+        return b"declined"
     if isinstance(outcome, Error):
         code = outcome.code
         if code is None:

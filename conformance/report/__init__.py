@@ -12,11 +12,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from .. import diagnose
-from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, VALIDATION_DECLINED, XFAILED, XPASSED, Verdict
+from ..compare import (DECLINED, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, VALIDATION_DECLINED, XFAILED,
+                       XPASSED, Verdict)
 from ..terminal import safe
 
 REPORT_VERSION = 1
-COLUMNS = (PASSED, FAILED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+COLUMNS = (PASSED, FAILED, DECLINED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
+HEADS = ("passed", "failed", "declined", "n/a", "xfail", "xpass", "skipped")
 
 
 def counts(verdicts) -> dict[str, int]:
@@ -26,16 +28,22 @@ def counts(verdicts) -> dict[str, int]:
     return c
 
 
-def summary(verdicts: list[Verdict]) -> dict:
-    by_op, by_cell = defaultdict(list), defaultdict(list)
+def summary(verdicts: list[Verdict], declared: list[str] = ()) -> dict:
+    """Counts in total, per op, per cell (vector tag) and per declared format (every declared one, even with no
+    vector: an empty row is what the statement reports as "no vector of format X")."""
+    by_op, by_cell, by_format = defaultdict(list), defaultdict(list), {label: [] for label in declared}
     for v in verdicts:
         by_op[v.op].append(v)
         for tag in v.tags:
             if not tag.startswith("op:"):
                 by_cell[tag].append(v)
+        for label in v.formats:
+            by_format.setdefault(label, []).append(v)
     return {"total": counts(verdicts),
             "by_op": {k: counts(vs) for k, vs in sorted(by_op.items())},
             "by_cell": {k: counts(vs) for k, vs in sorted(by_cell.items())},
+            "by_format": {k: counts(vs) for k, vs in by_format.items()},
+            "scope": scope_of(verdicts),
             "accidents": accidents(verdicts)}
 
 
@@ -67,6 +75,25 @@ def arithmetic_only(report: dict) -> bool:
     return (report["backend"].get("capabilities") or {}).get("validates") is False
 
 
+def scope_of(verdicts) -> dict[str, list[str]]:
+    """What passed, op by op: ``{op: [format labels of its passed vectors]}`` (an empty list: the backend declared
+    no formats, so the op passed on its flat capabilities)."""
+    out: dict[str, set] = defaultdict(set)
+    for v in verdicts:
+        if v.status == PASSED:
+            out[v.op].update(v.formats)
+    return {op: sorted(labels) for op, labels in sorted(out.items())}
+
+
+def declared_formats(backend: dict) -> list[str]:
+    """The labels of the formats a backend's hello declares (its JSON as the report records it)."""
+    from ..protocol import Capabilities, ProtocolError
+    try:
+        return Capabilities.from_json(backend.get("capabilities") or {}).declared_formats()
+    except ProtocolError:
+        return []
+
+
 def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, stale: list[str],
           strict: bool, started: float, selected: int | None = None, interrupted: bool = False,
           exact_burn: bool = False) -> dict:
@@ -76,7 +103,7 @@ def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, 
             "duration_s": round(time.time() - started, 3), "backend": backend, "profile": profile,
             "suite": suite, "strict": strict, "exact_burn": exact_burn,
             "run": {"selected": selected, "not_run": max(0, selected - len(verdicts)), "interrupted": interrupted},
-            "summary": summary(verdicts),
+            "summary": summary(verdicts, declared_formats(backend)),
             "diagnosis": diagnose.summarize(verdicts),
             "expectations": {"unmatched": stale, "xpassed": xpassed},
             "verdicts": [v.to_json() for v in verdicts]}
@@ -124,15 +151,14 @@ def failed(report: dict) -> bool:
 
 def _table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
     width = max([len(title)] + [len(k) for k in rows])
-    head = f"{title:<{width}}  " + "  ".join(f"{c:>8}" for c in ("passed", "failed", "n/a", "xfail", "xpass",
-                                                                   "skipped"))
-    return [head, "-" * len(head)] + [f"{k:<{width}}  " + "  ".join(f"{r[c]:>8}" for c in COLUMNS)
+    head = f"{title:<{width}}  " + "  ".join(f"{c:>8}" for c in HEADS)
+    return [head, "-" * len(head)] + [f"{k:<{width}}  " + "  ".join(f"{r.get(c, 0):>8}" for c in COLUMNS)
                                       for k, r in rows.items()]
 
 
 def _relevant(rows: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """The rows with at least one vector that is not 'not applicable' (the rest says nothing about the backend)."""
-    return {k: r for k, r in rows.items() if sum(r.values()) > r[NOT_APPLICABLE]}
+    return {k: r for k, r in rows.items() if sum(r.values()) > r[NOT_APPLICABLE] or not sum(r.values())}
 
 
 def _tables(title: str, rows: dict[str, dict[str, int]], verbose: bool) -> list[str]:
@@ -153,9 +179,10 @@ def suite_label(report: dict) -> str:
 
 
 def count_line(report: dict) -> str:
-    """``55 passed, 0 failed, 398 not applicable`` (+ xfailed, xpassed, skipped when any) ``of 453 vectors``."""
+    """``55 passed, 0 failed, 2 declined, 398 not applicable`` (+ xfailed, xpassed, skipped when any) ``of 455
+    vectors``: every status of the one total, so the numbers add up to the suite."""
     t = report["summary"]["total"]
-    parts = [f"{t[PASSED]} passed", f"{t[FAILED]} failed"] + \
+    parts = [f"{t[PASSED]} passed", f"{t[FAILED]} failed", f"{t.get(DECLINED, 0)} declined"] + \
         [f"{t[s]} {s}" for s in (XFAILED, XPASSED, SKIPPED) if t[s]] + [f"{t[NOT_APPLICABLE]} not applicable"]
     run, whole = sum(t.values()), report["suite"].get("vectors")
     of = f" of {whole} vectors" if run == whole else f" ({run} of the suite's {whole} vectors selected)"
@@ -164,9 +191,9 @@ def count_line(report: dict) -> str:
 
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
                 verbose: bool = False) -> str:
-    """The run's summary. ``quiet``: a green run is four lines (counts, profile, suite, OK; after the accidents
-    line when the backend gave an acceptable outcome or had validation declined); failures are still
-    shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
+    """The run's summary. ``quiet``: a green run is five lines (counts, scope, profile, suite, OK; after the
+    accidents line when the backend gave an acceptable outcome or had validation declined); failures and declined
+    vectors are still shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
     them)."""
     b, vectors = report["backend"], report["suite"].get("vectors")
     if not report["verdicts"] and not incomplete(report):
@@ -183,12 +210,15 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
         lines += ["", *_tables("op", s["by_op"], verbose)]
         if cells and s["by_cell"]:
             lines += ["", *_tables("cell", s["by_cell"], verbose)]
+        if s.get("by_format"):
+            lines += ["", *_table("declared format", s["by_format"])]
         na = [v for v in report["verdicts"] if v["status"] == NOT_APPLICABLE]
         if na:
             reasons = defaultdict(int)
             for v in na:
                 reasons[v["note"]] += 1
             lines += ["", f"not applicable: {len(na)} vectors"] + [f"  {n:>5} x {r}" for r, n in reasons.items()]
+    lines += _declined(report["verdicts"])  # even with -q: declining must never go unseen
     diag = diagnose.describe(report["diagnosis"])
     if diag:
         lines += ["", "diagnosis:"] + [f"  {d}" for d in diag]
@@ -198,6 +228,8 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     if e["xpassed"]:
         lines += ["", "xfail entries that now pass (remove them):"] + [f"  {x}" for x in e["xpassed"]]
     verdict = "FAILED" if failed(report) else "OK"
+    if verdict == "OK" and claim_gaps(report):  # no failure is not a claim: say what is missing
+        verdict = f"OK (no failures), but no conformance claim: {'; '.join(claim_gaps(report))}"
     if incomplete(report):
         lines += ["", incomplete(report)]
         verdict = "INTERRUPTED" if report["run"].get("interrupted") else verdict
@@ -207,49 +239,96 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
         lines += ["", accidents_line(report)]  # quiet: only when the claim is not burn's outcome throughout
     if quiet:
         profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
-        text = "\n".join([*lines, count_line(report), profile, f"suite {suite_label(report)}", verdict])
+        text = "\n".join([*lines, count_line(report), f"scope: {scope_text(report)}", profile,
+                          f"suite {suite_label(report)}", verdict])
         return safe(text.lstrip("\n"))  # backend text (messages, stderr, names) never reaches a terminal raw
-    lines += ["", count_line(report),
+    lines += ["", count_line(report), f"scope: {scope_text(report)}",
               (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
                f"suite {report['suite'].get('name')} ({vectors} vectors, manifest sha256 "
                f"{report['suite'].get('digest') or 'unknown'}); {verdict}")]
     return safe("\n".join(lines))
 
 
+DECLINED_SHOWN = 20  # declined vectors listed by alias per reason in the text summary (the JSON lists all)
+
+
+def _declined(verdicts: list[dict]) -> list[str]:
+    """The declined vectors, grouped by the backend's reason, with their aliases."""
+    by_reason = defaultdict(list)
+    for v in verdicts:
+        if v["status"] == DECLINED:
+            by_reason[v["note"]].append(v["alias"])
+    if not by_reason:
+        return []
+    lines = ["", f"declined by the backend ('unsupported'): {sum(map(len, by_reason.values()))} vectors"]
+    for reason, aliases in by_reason.items():
+        more = f" ... and {len(aliases) - DECLINED_SHOWN} more" if len(aliases) > DECLINED_SHOWN else ""
+        lines += [f"  {len(aliases):>5} x {reason}", f"          {', '.join(aliases[:DECLINED_SHOWN])}{more}"]
+    return lines
+
+
+def scope_text(report: dict) -> str:
+    """What the passes cover, e.g. ``dequantize x q8_0, quantize x q8_0``; ``quantize, dequantize`` for a backend
+    that declares no formats; ``nothing`` when nothing passed."""
+    scope = report["summary"].get("scope")
+    if scope is None:  # a report from before scopes: the ops with passes
+        scope = {op: [] for op, c in report["summary"]["by_op"].items() if c[PASSED]}
+    if not scope:
+        return "nothing (no applicable vector passed)"
+    return ", ".join(f"{op} x {'|'.join(labels)}" if labels else op for op, labels in scope.items())
+
+
 # ---- conformance statement and badge ----------------------------------------------------------------------
 
+def claim_gaps(report: dict) -> list[str]:
+    """Why the report supports no conformance claim; [] when it does. A claim needs: every vector of the suite
+    judged (none failed, skipped or xfailed), a known suite digest, at least one pass, and at least one pass
+    of each format the backend declares. Not-applicable and declined vectors are allowed, and counted."""
+    t, by_format = report["summary"]["total"], report["summary"].get("by_format", {})
+    gaps = [text for bad, text in (
+        (t[FAILED], f"{t[FAILED]} failed"), (t[XFAILED], f"{t[XFAILED]} xfailed"), (t[SKIPPED], f"{t[SKIPPED]} skipped"),
+        (incomplete(report), "incomplete run"),
+        (sum(t.values()) != report["suite"].get("vectors"), "not every vector of the suite selected"),
+        (not report["suite"].get("digest"), "suite digest unknown"),
+        (not t[PASSED], "no applicable vector passed")) if bad]
+    for label, c in by_format.items():
+        if not sum(c.values()):
+            gaps.append(f"no vector of format {label}")
+        elif not c[PASSED]:
+            gaps.append(f"no vector of format {label} passed")
+    return gaps
+
+
 def conforms(report: dict) -> bool:
-    """A claim one can paste into a README: every vector of the suite was judged, none failed, none was
-    skipped or covered by an xfail entry. Not-applicable vectors are allowed (and counted in the statement)."""
-    t = report["summary"]["total"]
-    whole = sum(t.values()) == report["suite"].get("vectors")
-    return (whole and not (t[FAILED] or t[XFAILED] or t[SKIPPED] or incomplete(report))
-            and bool(report["suite"].get("digest")))
+    return not claim_gaps(report)
 
 
 def statement(report: dict) -> str:
-    """One line: ``<backend> <version> conforms to <profile> on suite <name> <digest>: N passed, 0 failed, M not
-    applicable``, or the honest negative with the counts that prevent the claim."""
+    """One line: ``<backend> <version> conforms to <profile> for <scope> on suite <name> <digest>: N passed, 0
+    failed, D declined, M not applicable of T vectors``, or the honest negative with what prevents the claim."""
     b = report["backend"]
     who = f"{b.get('name', b.get('spec'))} {b.get('version', '')}".strip()
-    verb = "conforms to" if conforms(report) else "does not conform to"
-    scope = " (arithmetic only: the backend does not validate its requests)" if arithmetic_only(report) else ""
+    gaps = claim_gaps(report)
+    arithmetic = " (arithmetic only: the backend does not validate its requests)" if arithmetic_only(report) else ""
+    claim = f"does not conform to {report['profile']}{arithmetic} ({'; '.join(gaps)})" if gaps else \
+        f"conforms to {report['profile']}{arithmetic} for {scope_text(report)}"
     extra = accidents_line(report)
-    return (f"{who} {verb} {report['profile']}{scope} on suite {suite_label(report)}: {count_line(report)}"
-            + (f"; {extra}" if extra else ""))
+    return f"{who} {claim} on suite {suite_label(report)}: {count_line(report)}" + (f"; {extra}" if extra else "")
 
 
 def badge(report: dict) -> str:
-    """A small shields-style SVG: 'qconform | N/M passed' in green, or the failure count in red."""
+    """A small shields-style SVG: 'qconform | N/M passed' in green only when the statement claims conformance;
+    the failure count in red; otherwise grey with the first gap (never green with 0 passed)."""
     from xml.sax.saxutils import escape
     t = report["summary"]["total"]
-    judged = t[PASSED] + t[FAILED] + t[XFAILED] + t[XPASSED]
-    if conforms(report):
+    judged = t[PASSED] + t[FAILED] + t[XFAILED] + t[XPASSED] + t.get(DECLINED, 0)
+    gaps = claim_gaps(report)
+    if not gaps:
         right, color = f"{t[PASSED]}/{judged} passed", "#4c1"
     elif t[FAILED] or t[XFAILED]:
         right, color = f"{t[FAILED] + t[XFAILED]} failed", "#e05d44"
     else:
-        right, color = "incomplete run", "#9f9f9f"
+        right, color = gaps[0], "#9f9f9f"
     left = "qconform"
     lw, rw = 6 * len(left) + 10, 6 * len(right) + 10  # about 6 px per character of 11 px Verdana
     title = escape(statement(report))

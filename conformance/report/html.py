@@ -7,12 +7,12 @@ import html
 import math
 
 from .. import diagnose
-from ..compare import FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED
-from . import failed, incomplete
+from ..compare import DECLINED, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED
+from . import failed, incomplete, statement
 
 COLOURS = {PASSED: "#3a9d5d", FAILED: "#d1453b", NOT_APPLICABLE: "#9aa5b1", XFAILED: "#e3a33b",
-           XPASSED: "#7b61c4", SKIPPED: "#cfd6dd"}
-ORDER = (PASSED, FAILED, XFAILED, XPASSED, NOT_APPLICABLE, SKIPPED)
+           XPASSED: "#7b61c4", SKIPPED: "#cfd6dd", DECLINED: "#5b8fd1"}
+ORDER = (PASSED, FAILED, DECLINED, XFAILED, XPASSED, NOT_APPLICABLE, SKIPPED)
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}h1{margin:0 0 .2em}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}
 td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
@@ -61,6 +61,14 @@ def _table(title: str, rows: dict[str, dict[str, int]]) -> str:
     return f"<table><tr><th>{_e(title)}</th>{head}</tr>{body}</table>"
 
 
+def _statement(report: dict) -> str:
+    """The conformance statement, or why a hand-edited report has none (its counts are not all numbers)."""
+    try:
+        return statement(report)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return "no conformance statement: the report's counts or names are malformed"
+
+
 def render(report: dict) -> str:
     s, b, verdicts = report["summary"], report["backend"], report["verdicts"]
     ok = not failed(report)
@@ -81,6 +89,7 @@ def render(report: dict) -> str:
         f"{_e(report['duration_s'])} s: "
         f"<span class='{'ok' if ok else 'bad'}'>{'OK' if ok else _e(word)}</span></p>"),
         f"<p class='bad'>{_e(incomplete(report))}</p>" if incomplete(report) else "",
+        f"<p class='statement'>{_e(_statement(report))}</p>",
         _table("total", {"all vectors": s["total"]}),
         f"<div class='legend'>{legend}</div>", stacked_bars(s["by_op"], "results per op"),
     ]
@@ -94,12 +103,20 @@ def render(report: dict) -> str:
         parts.append("<h2>Stale expectations</h2><ul>"
                      + "".join(f"<li>matches nothing: {_e(x)}</li>" for x in e["unmatched"])
                      + "".join(f"<li>xfail now passes: {_e(x)}</li>" for x in e["xpassed"]) + "</ul>")
-    parts += ["<h2>Per op</h2>", _table("op", s["by_op"]), "<h2>Per cell</h2>", _table("cell", s["by_cell"])]
+    parts += ["<h2>Per op</h2>", _table("op", s["by_op"])]
+    if s.get("by_format"):
+        parts += ["<h2>Per declared format</h2>", _table("format", s["by_format"])]
+    parts += ["<h2>Per cell</h2>", _table("cell", s["by_cell"])]
     bad = [v for v in verdicts if v["status"] in (FAILED, XFAILED)]
     if bad:
         parts.append(f"<h2>Failures ({len(bad)})</h2>")
         parts += [f"<details><summary>{_e(v['status'])} ({_e(v['kind'])}): {_e(v['alias'])}</summary>"
                   f"<pre>{_e(v['message'])}</pre></details>" for v in bad]
+    declined = [v for v in verdicts if v["status"] == DECLINED]
+    if declined:
+        parts.append(f"<h2>Declined by the backend ({len(declined)})</h2><table><tr><th>vector</th><th>reason</th>"
+                     "</tr>" + "".join(f"<tr><td>{_e(v['alias'])}</td><td>{_e(v['note'])}</td></tr>"
+                                       for v in declined) + "</table>")
     na = [v for v in verdicts if v["status"] == NOT_APPLICABLE]
     if na:
         parts.append(f"<h2>Not applicable ({len(na)})</h2><table><tr><th>vector</th><th>why</th></tr>"

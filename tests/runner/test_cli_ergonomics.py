@@ -20,13 +20,14 @@ def digest12(suite_dir) -> str:
     return hashlib.sha256((suite_dir / "manifest.json").read_bytes()).hexdigest()[:12]
 
 
-def test_quiet_green_run_is_four_lines(tmp_path, suite_dir, lookup_cmd, env):
+def test_quiet_green_run_is_five_lines(tmp_path, suite_dir, lookup_cmd, env):
     r = cli("run", "--backend", "subprocess:" + lookup_cmd(), "--vectors", str(suite_dir), "--quiet",
             env=env, cwd=tmp_path)
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 0 and len(lines) <= 5, r.stdout
-    assert lines == ["6 passed, 0 failed, 0 not applicable of 6 vectors", "profile test/a (backend lookup 1)",
-                     f"suite test {digest12(suite_dir)}", "OK"]
+    assert lines == ["6 passed, 0 failed, 0 declined, 0 not applicable of 6 vectors",
+                     "scope: dequantize, quantize, round_up, scheme_info",
+                     "profile test/a (backend lookup 1)", f"suite test {digest12(suite_dir)}", "OK"]
 
 
 def test_quiet_still_shows_failures(tmp_path, suite_dir, lookup_cmd, env):

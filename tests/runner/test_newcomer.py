@@ -78,7 +78,7 @@ def test_a_python_backend_is_found_in_the_current_directory_and_judged_against_t
     lines = r.stdout.strip().splitlines()
     # passes only when judged against the default, and when the code left out of BackendError is read off the text
     assert r.returncode == 0 and lines[0].startswith("2 passed, 0 failed") and lines[-1] == "OK", r.stdout + r.stderr
-    assert lines[1].startswith(f"profile {DEFAULT} "), r.stdout
+    assert lines[1].startswith("scope: ") and lines[2].startswith(f"profile {DEFAULT} "), r.stdout
 
 
 def test_list_and_explain_use_the_same_default(newcomer):
@@ -200,7 +200,7 @@ def test_the_quick_start_runs_as_written(tmp_path):
         assert r.returncode == 0, f"{command}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
         if " run -q " in command:
             out = r.stdout.strip().splitlines()
-            assert out[1].startswith(f"profile {DEFAULT} ") and out[-1] == "OK", r.stdout
+            assert out[2].startswith(f"profile {DEFAULT} ") and out[-1] == "OK", r.stdout
 
 
 def test_the_install_line_is_one_pip_accepts():

@@ -17,7 +17,7 @@ def test_valid_hello():
 
 
 @pytest.mark.parametrize("bad, fragment", [
-    (hello(protocol=2), "protocol 2"),
+    (hello(protocol=3), "protocol 3"),
     (hello(name=None), "'name'"),
     (hello(capabilities={"values": "Q8S"}), "list of strings"),
     (hello(capabilities={"colours": []}), "unknown capability"),

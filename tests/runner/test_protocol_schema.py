@@ -16,6 +16,8 @@ import jsonschema
 import pytest
 
 from conformance import protocol
+from conformance.formats import FORMATS
+from conformance.patterns import PATTERN_KEYS
 from conformance.runner import Runner
 from conformance.vectors import load_suite
 from oracle.vocabulary import LEVELS, OPS
@@ -37,9 +39,13 @@ def test_schema_agrees_with_the_runner_on_names():
     """The schema's closed lists are the runner's: a capability key or an op added to one must reach the
     other."""
     caps = SCHEMA["$defs"]["capabilities"]["properties"]
-    assert set(caps) == {*protocol.CAPABILITY_KEYS, protocol.PER_OP_KEY, protocol.VALIDATES_KEY, protocol.PRESET_KEY}
+    assert set(caps) == {*protocol.CAPABILITY_KEYS, "per_op", protocol.FORMATS_KEY, protocol.VALIDATES_KEY,
+                         protocol.PRESET_KEY}
     assert caps[protocol.PRESET_KEY]["enum"] == sorted(protocol.PRESETS)
-    assert set(SCHEMA["$defs"]["opCapabilities"]["properties"]) == set(protocol.CAPABILITY_KEYS) - {"ops"}
+    assert set(SCHEMA["$defs"]["opCapabilities"]["properties"]) == \
+        set(protocol.CAPABILITY_KEYS) - {"ops"} | {protocol.FORMATS_KEY}
+    assert SCHEMA["$defs"]["formats"]["items"]["oneOf"][0]["enum"] == list(FORMATS)
+    assert tuple(SCHEMA["$defs"]["pattern"]["properties"]) == PATTERN_KEYS
     assert SCHEMA["$defs"]["request"]["properties"]["op"]["enum"] == list(OPS)
     assert SCHEMA["$defs"]["levels"]["items"]["enum"] == list(LEVELS)
 
@@ -56,6 +62,11 @@ def test_schema_agrees_with_the_runner_on_names():
     ("backendMessage", {"type": "error", "id": "1", "error": "boom"}),
     ("backendMessage", {"type": "hello", "protocol": 1, "name": "b", "version": "1",
                         "capabilities": {"levels": ["per-tensor"]}}),
+    ("backendMessage", {"type": "hello", "protocol": 1, "name": "b", "version": "1",
+                        "capabilities": {"formats": ["q8_0"]}}),  # formats need protocol 2
+    ("backendMessage", {"type": "hello", "protocol": 2, "name": "b", "version": "1",
+                        "capabilities": {"formats": [{"block": [0]}]}}),
+    ("backendMessage", {"type": "unsupported", "id": "1"}),
 ])
 def test_schema_refuses_what_the_runner_refuses(definition, message):
     assert not validator(definition).is_valid(message)

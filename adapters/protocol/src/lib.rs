@@ -1,8 +1,9 @@
-//! The qconform backend protocol, version 1 (docs/protocol.md), for backends written in Rust.
+//! The qconform backend protocol, versions 1 and 2 (docs/protocol.md), for backends written in Rust.
 //!
 //! Implement [`Backend`] (the handshake and one op) and call [`main`]: the crate reads the runner's
 //! frames on stdin, answers each on stdout, and turns a panic inside an op into an error reply with
-//! the panic's text, so one bad vector never takes the backend down. `examples/rust-backend` is a
+//! the panic's text, so one bad vector never takes the backend down. [`unsupported`] declines a request
+//! the backend does not implement (protocol 2: the vector is declined, not failed). `examples/rust-backend` is a
 //! complete backend in under 150 lines; the burn harness (`adapters/burn`) is a large one.
 //!
 //! ```no_run
@@ -25,13 +26,15 @@ mod wire;
 
 use std::io::{self, BufReader, BufWriter, Read, Write};
 
-pub use panics::{Failure, catch, fail, install_panic_hook};
+pub use panics::{Failure, catch, fail, install_panic_hook, unsupported};
 pub use safetensors::tensor::Dtype;
 pub use serde_json::{Value, json};
 pub use wire::{Arr, MAX_FRAME, META_KEY, Message, Tensors, decode, encode, read_frame, write_frame};
 
-/// The protocol version this crate speaks.
-pub const PROTOCOL: u64 = 1;
+/// The newest protocol version this crate speaks; it answers a runner in the newest version both speak.
+pub const PROTOCOL: u64 = 2;
+/// Every version this crate speaks (version 1: no `unsupported` reply).
+pub const PROTOCOLS: [u64; 2] = [1, 2];
 
 /// What an op returns: JSON values (an object, e.g. for `scheme_info`) and named output tensors.
 #[derive(Clone, Debug, Default)]
@@ -69,27 +72,42 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn error(id: Option<&Value>, failure: Failure) -> Self {
-        Self { json: error_json(id, &failure), tensors: vec![], failure: Some(failure) }
+    fn error(id: Option<&Value>, failure: Failure, version: u64) -> Self {
+        Self { json: error_json(id, &failure, version), tensors: vec![], failure: Some(failure) }
     }
 }
 
-/// The handshake reply of `backend`, with `type` and `protocol` set.
-pub fn hello_reply(backend: &impl Backend) -> Value {
+/// The handshake reply of `backend` in protocol `version`, with `type` and `protocol` set.
+pub fn hello_reply(backend: &impl Backend, version: u64) -> Value {
     let mut reply = backend.hello();
     if let Some(obj) = reply.as_object_mut() {
         obj.insert("type".into(), json!("hello"));
-        obj.insert("protocol".into(), json!(PROTOCOL));
+        obj.insert("protocol".into(), json!(version));
     }
     reply
 }
 
-/// The error message for `failure`, replying to request `id` (`None`: to no request in particular).
-pub fn error_json(id: Option<&Value>, failure: &Failure) -> Value {
+/// The version to answer a runner's hello in: the newest of [`PROTOCOLS`] it offers (its `protocols` list,
+/// else its `protocol` number), or `None` when it offers none of them.
+pub fn negotiate(hello: &Value) -> Option<u64> {
+    let offered: Vec<u64> = match hello.get("protocols").and_then(Value::as_array) {
+        Some(list) => list.iter().filter_map(Value::as_u64).collect(),
+        None => hello.get("protocol").and_then(Value::as_u64).into_iter().collect(),
+    };
+    PROTOCOLS.iter().rev().copied().find(|v| offered.contains(v))
+}
+
+/// The reply for `failure` to request `id` (`None`: to no request in particular) in protocol `version`.
+pub fn error_json(id: Option<&Value>, failure: &Failure, version: u64) -> Value {
     let error = match failure {
         // `code` is left out: the runner classifies panic text itself (protocol.md, "Requests and replies").
         Failure::Panic { message, .. } => json!({"message": message, "panic": message}),
         Failure::Error { code, message } => json!({"code": code, "message": message}),
+        Failure::Unsupported { reason } if version >= 2 => {
+            return json!({"type": "unsupported", "id": id, "reason": reason});
+        }
+        // Version 1 has no way to decline: the runner records a failure, which is what v1 means.
+        Failure::Unsupported { reason } => json!({"code": "harness.unsupported", "message": reason}),
     };
     match id {
         Some(id) => json!({"type": "error", "id": id, "error": error}),
@@ -97,21 +115,29 @@ pub fn error_json(id: Option<&Value>, failure: &Failure) -> Value {
     }
 }
 
-/// The reply to one message blob, or `None` for `bye`.
+/// The reply to one message blob, or `None` for `bye`, in a session that speaks the newest version.
 pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<Reply> {
+    let mut version = PROTOCOL;
+    respond_in(backend, blob, &mut version)
+}
+
+/// The reply to one message blob in a session whose negotiated `version` a hello sets.
+pub fn respond_in(backend: &mut impl Backend, blob: &[u8], version: &mut u64) -> Option<Reply> {
+    let current = *version;
     let refuse = |id: Option<&Value>, code: &str, message: String| {
-        Some(Reply::error(id, Failure::Error { code: code.into(), message }))
+        Some(Reply::error(id, Failure::Error { code: code.into(), message }, current))
     };
     let msg = match decode(blob) {
         Ok(msg) => msg,
         Err(e) => return refuse(None, "protocol.bad_frame", e),
     };
     match msg.json.get("type").and_then(Value::as_str) {
-        Some("hello") => match msg.json.get("protocol") {
-            Some(v) if v.as_u64() == Some(PROTOCOL) => {
-                Some(Reply { json: hello_reply(backend), tensors: vec![], failure: None })
+        Some("hello") => match negotiate(&msg.json) {
+            Some(v) => {
+                *version = v;
+                Some(Reply { json: hello_reply(backend, v), tensors: vec![], failure: None })
             }
-            other => refuse(None, "protocol.version", format!("this backend speaks protocol {PROTOCOL}, not {}", other.unwrap_or(&Value::Null))),
+            None => refuse(None, "protocol.version", format!("this backend speaks protocol 1 or 2, not {}", msg.json.get("protocol").unwrap_or(&Value::Null))),
         },
         Some("bye") => None,
         Some("request") => {
@@ -124,7 +150,7 @@ pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<Reply> {
                     tensors: out.tensors,
                     failure: None,
                 },
-                Err(failure) => Reply::error(Some(&id), failure),
+                Err(failure) => Reply::error(Some(&id), failure, current),
             })
         }
         other => refuse(msg.json.get("id"), "protocol.unknown_type", format!("unknown message type {other:?}")),
@@ -134,8 +160,9 @@ pub fn respond(backend: &mut impl Backend, blob: &[u8]) -> Option<Reply> {
 /// The protocol loop: answers every frame of `input` on `output`; returns on `bye` or at the end of input.
 pub fn serve(backend: &mut impl Backend, input: impl Read, output: impl Write) -> io::Result<()> {
     let (mut input, mut output) = (BufReader::new(input), BufWriter::new(output));
+    let mut version = PROTOCOL;
     while let Some(blob) = read_frame(&mut input)? {
-        let Some(reply) = respond(backend, &blob) else { break };
+        let Some(reply) = respond_in(backend, &blob, &mut version) else { break };
         write_frame(&mut output, &encode(&reply.json, &reply.tensors))?;
         if let Some(failure) = &reply.failure {
             backend.after_failure(failure);

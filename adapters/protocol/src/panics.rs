@@ -14,11 +14,19 @@ pub enum Failure {
     Panic { message: String, location: String },
     /// The backend refused the request with an error code of docs/ops.md (or its own `harness.*` code).
     Error { code: String, message: String },
+    /// The backend does not implement this request (protocol 2's `unsupported` reply): the vector is
+    /// declined, not failed. To a runner that speaks only version 1 it is sent as an error.
+    Unsupported { reason: String },
 }
 
 /// `Err(Failure::Error{..})`, for `return fail("range.block_not_divisible", "...")`.
 pub fn fail<T>(code: &str, message: impl Into<String>) -> Result<T, Failure> {
     Err(Failure::Error { code: code.to_string(), message: message.into() })
+}
+
+/// `Err(Failure::Unsupported{..})`, for `return unsupported("Q4S is not implemented")`.
+pub fn unsupported<T>(reason: impl Into<String>) -> Result<T, Failure> {
+    Err(Failure::Unsupported { reason: reason.into() })
 }
 
 /// Installs a panic hook that records the message and location instead of printing them, so a caught

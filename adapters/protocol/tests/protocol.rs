@@ -21,6 +21,7 @@ impl Backend for Doubler {
                 Ok(Output::tensors(vec![("y".into(), Arr::f32(inputs["x"].shape.clone(), &y))]))
             }
             "boom" => panic!("index out of bounds: the len is 3 but the index is 7"),
+            "q4" => unsupported("Q4S is not implemented"),
             _ => fail("op.unknown", format!("unknown op {op:?}")),
         }
     }
@@ -107,7 +108,7 @@ fn bye_ends_the_session() {
 
 #[test]
 fn another_protocol_version_is_refused() {
-    let r = replies(frames(&[(json!({"type": "hello", "protocol": 2}), vec![])]));
+    let r = replies(frames(&[(json!({"type": "hello", "protocol": 3}), vec![])]));
     assert_eq!(r[0].json["type"], "error");
     assert_eq!(r[0].json["error"]["code"], "protocol.version");
 }
@@ -151,4 +152,23 @@ fn tensors_round_trip_bit_exact() {
     }
     assert_eq!(m.tensors["c"].to_i8().unwrap(), vec![-128, 0, 127]);
     assert_eq!(m.tensors["c"].to_f32(), None);
+}
+
+#[test]
+fn a_runner_offering_version_2_gets_it_and_a_declined_request_is_unsupported() {
+    let r = replies(frames(&[
+        (json!({"type": "hello", "protocol": 1, "protocols": [1, 2]}), vec![]),
+        request("1", "q4", vec![]),
+    ]));
+    assert_eq!(r[0].json["protocol"], 2);
+    assert_eq!(r[1].json, json!({"type": "unsupported", "id": "1", "reason": "Q4S is not implemented"}));
+    assert!(r[1].tensors.is_empty());
+}
+
+#[test]
+fn to_a_version_1_runner_a_declined_request_is_an_error() {
+    let r = replies(frames(&[(json!({"type": "hello", "protocol": 1}), vec![]), request("1", "q4", vec![])]));
+    assert_eq!(r[0].json["protocol"], 1);
+    assert_eq!(r[1].json["type"], "error");
+    assert_eq!(r[1].json["error"]["code"], "harness.unsupported");
 }

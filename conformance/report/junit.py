@@ -1,0 +1,43 @@
+"""JUnit XML of a report, for CI dashboards: the same verdicts and the same total as the JSON report.
+
+Not-applicable vectors are left out by default (they say nothing about the backend, and a dashboard would count
+them as skipped tests); ``keep_not_applicable`` puts them back. Their number is always in the suite's
+properties, next to the conformance statement, so the one total still adds up.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..compare import DECLINED, FAILED, NOT_APPLICABLE, SKIPPED, XFAILED
+from . import statement
+
+# Statuses shown as a JUnit <skipped/>, with the word that says why.
+SKIPPED_AS = {DECLINED: "declined by the backend", SKIPPED: "skipped by the expectations",
+              XFAILED: "known failure (xfail)", NOT_APPLICABLE: "not applicable"}
+
+
+def junit_xml(report: dict, *, keep_not_applicable: bool = False) -> str:
+    verdicts = [v for v in report["verdicts"] if keep_not_applicable or v["status"] != NOT_APPLICABLE]
+    failures = sum(v["status"] == FAILED for v in verdicts)
+    skipped = sum(v["status"] in SKIPPED_AS for v in verdicts)
+    counts = {"tests": len(verdicts), "failures": failures, "errors": 0, "skipped": skipped}
+    root = ET.Element("testsuites", {k: str(n) for k, n in counts.items()})
+    suite = ET.SubElement(root, "testsuite", {"name": f"qconform {report['suite'].get('name')}",
+                                              **{k: str(n) for k, n in counts.items()},
+                                              "time": str(report.get("duration_s", 0))})
+    props = ET.SubElement(suite, "properties")
+    total = report["summary"]["total"]
+    for name, value in (("statement", statement(report)), ("profile", report["profile"]),
+                        ("suite_digest", report["suite"].get("digest") or ""),
+                        *((status.replace(" ", "_"), str(n)) for status, n in total.items())):
+        ET.SubElement(props, "property", {"name": name, "value": value})
+    for v in verdicts:
+        case = ET.SubElement(suite, "testcase", {"classname": v["op"], "name": v["alias"]})
+        if v["status"] == FAILED:
+            ET.SubElement(case, "failure", {"type": v.get("kind") or FAILED,
+                                            "message": (v.get("message") or "").split("\n")[0]}).text = v["message"]
+        elif v["status"] in SKIPPED_AS:
+            ET.SubElement(case, "skipped", {"message": f"{SKIPPED_AS[v['status']]}: {v.get('note', '')}".rstrip(": ")})
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
