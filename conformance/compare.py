@@ -17,6 +17,7 @@ import numpy as np
 import oracle
 
 from . import tensorio
+from .differences import scale_steps_text
 from .protocol import Error, Fault, Outcome, Result, scheme_of
 
 FIRST = 8  # differing elements shown per output
@@ -291,6 +292,9 @@ def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndar
     unit = "code" if want.dtype.kind in "iu" else "ulp"
     top = ", ".join(f"{k:+d} {unit} x{c}" if isinstance(k, int) else f"{k} x{c}" for k, c in hist.most_common(4))
     text = f"output {name!r}: {n} of {total} elements differ ({tensorio.dtype_name(want)}, {contract}); {top}"
+    steps = scale_steps_text(name, want[bad], got[bad], vector) if unit == "ulp" else ""
+    if steps:  # an f32 ulp count says nothing about a scale stored as F16, BF16, UE4M3 or UE8M0
+        text += f" (on the scale dtype's grid: {steps})"
     return {"output": name, "problem": "elements", "differing": n, "total": total, "contract": contract,
             "code_kind": code_kind, "histogram": {str(k): c for k, c in hist.most_common()}, "first": rows,
             "text": text}

@@ -102,6 +102,16 @@ def _scale_steps(name, w, g, dtype: ScaleDtype, n: int) -> list[dict]:
     return [{"class": "scale-steps", "text": f"{name}: {text}", "elements": int(counts.max()) if len(values) > 1 else n}]
 
 
+def scale_steps_text(name: str, want: np.ndarray, got: np.ndarray, vector) -> str:
+    """How far the differing scales of output ``name`` are from burn's on the scale dtype's own grid ("-1 F16 step
+    from burn's"), or '' where the output is not a scale stored on a coarser grid than f32."""
+    dtype = _scale_dtype(name, vector)
+    if dtype is None or want.dtype != np.float32:
+        return ""
+    found = _scale_steps(name, want.astype(np.float64), got.astype(np.float64), dtype, int(want.size))
+    return found[0]["text"].split(": ", 1)[1] if found else ""
+
+
 def _integer_codes(name, w, g, value: QuantValue, n: int) -> list[dict]:
     a, b = (int(v) for v in value.range())
     d = g - w

@@ -65,6 +65,7 @@ PHRASES = {
     ("scale_rounding", "up"): "scale rounded up to the scale dtype",
     ("scale_rounding", "nearest"): "scale rounded to nearest instead of up",
     ("scale_rounding", "down"): "scale rounded down instead of up",
+    ("scale_rounding", "down_in_subnormals"): "scale rounded down in the scale dtype's subnormal range (up elsewhere)",
     ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
     ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
     ("scale_arithmetic", "f64"): "scales computed in f64",
@@ -329,6 +330,16 @@ def _down(pre: np.ndarray, dtype: ScaleDtype):
         return np.where(up > pre, step_below(up, dtype), up).astype(np.float32)
 
 
+def _down_in_subnormals(pre: np.ndarray, dtype: ScaleDtype):
+    """Rounded down (truncated) where the scale falls in the dtype's subnormal range, up elsewhere: a codec whose
+    subnormal path truncates."""
+    down, grid = _down(pre, dtype), dtype.grid
+    if down is None or grid is None or grid.min_normal is None or not (pre < grid.min_normal).any():
+        return None
+    with np.errstate(all="ignore"):
+        return np.where(pre < grid.min_normal, down, round_up(pre, dtype)).astype(np.float32)
+
+
 def step_below(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
     """The next value of the dtype's grid below each (on-grid, non-negative) scale."""
     t = _grid_dtype(dtype)
@@ -347,12 +358,17 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
         return []
     pre = pre.reshape(got.shape)
     dtype = scheme.scale_dtype()
+    burns = np.asarray(exp.outputs.get("scales", pre), np.float32).reshape(got.shape)
+    # a rounding rule decides only a positive finite scale: a zero block's or a non-finite scale is whatever the
+    # backend's guards make of it, which these alternatives say nothing about (burn's answer stands there)
+    decided = (pre > 0) & np.isfinite(pre)
     out = []
     for value, predicted in (("nearest", _nearest(pre, dtype)), ("down", _down(pre, dtype)),
+                             ("down_in_subnormals", _down_in_subnormals(pre, dtype)),
                              ("unrounded", pre.astype(np.float32))):
         if predicted is not None:  # burn always rounds up
             out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value)),
-                        predicted))
+                        np.where(decided, predicted, burns).astype(np.float32)))
     return out
 
 

@@ -17,6 +17,7 @@ import collections
 import hashlib
 import itertools
 import json
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import oracle
 from oracle.vocabulary import level
 
 from .. import diagnose
+from ..hypotheses import FAMILIES
 from ..cases import Case
 from ..compare import FAILED, PASSED
 from ..contracts import TOLERANT_OPS, contracts
@@ -39,7 +41,7 @@ from ..tags import data_tags, outcome_tags, structural_tags
 from ..vectors import Expected, Vector, vector_id, write_suite
 from ..formats import formats_of
 from .scope import scope_of
-from .strategies import DataDraw, FuzzCase, RandomDraw, _scheme_obj, draw_case
+from .strategies import DataDraw, FuzzCase, RandomDraw, scheme_obj, draw_case
 
 UNDEFINED = object()  # the verdict of a case whose behaviour the profile leaves undefined
 
@@ -142,7 +144,7 @@ class Fuzzer:
 
     def label(self, case: FuzzCase) -> str:
         """The named format a case is (the first of the registry's), else ``other``: the report counts by it."""
-        obj = _scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
+        obj = scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
         if obj is None:
             return "no scheme" if "scheme" not in case.params else "other"
         shape = case.params.get("shape") or next((a.shape for k, a in case.inputs.items() if k in ("x", "codes")), None)
@@ -361,7 +363,7 @@ def fuzz_alias(case: FuzzCase) -> str:
     """``op/value[-store]/level/fuzz``, in the golden vectors' words (``quantize/q4s-packed/block/fuzz``), so
     that an expectations entry written for ``qconform run`` (``*/q4s-packed*/*``) matches the fuzz cases it
     means."""
-    obj = _scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
+    obj = scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
     if obj is None:
         return f"{case.op}/fuzz/case"
     return f"{case.op}/{obj.value.name.lower()}{_STORE_SLUG[obj.store.kind]}/{level(obj)}/fuzz"
@@ -374,10 +376,17 @@ def merge_by_cause(divergences: dict) -> dict:
     def causes(div):  # the alternatives (not the outputs they show in) that explain every case of a class
         return {c.partition(": ")[2] for c, n in div.explained.items() if n == div.count and ": " in c}
 
+    def families(div):  # the causes (FAMILIES) of the alternatives that explain every case of a class
+        fields = {m.group(1) for c in causes(div) for m in [re.search(r"\((\w+): ", c)] if m}
+        return {FAMILIES[f] for f in fields if f in FAMILIES}
+
     out: dict = {}
     for div in sorted(divergences.values(), key=lambda d: (-d.count, d.first_index)):
-        every = causes(div)
-        home = next((h for h in out.values() if every & causes(h)), None)
+        every, named = causes(div), families(div)
+        # the same alternative explains both; or a larger class is already named for a cause that explains
+        # every case of this one (its leading explanation happened to be another family's)
+        home = next((h for h in out.values() if every & causes(h)), None) or \
+            next((h for h in out.values() if any(f in h.signature for f in named)), None)
         if home is None:
             out[div.signature] = div
             continue

@@ -87,7 +87,7 @@ def schemes(d, profile, *, level: str | None = None) -> dict:
 
 
 def _supported(scheme: dict, profile) -> bool:
-    obj = _scheme_obj(scheme)
+    obj = scheme_obj(scheme)
     return obj is not None and _quantizes(obj, profile)
 
 
@@ -118,7 +118,7 @@ def _any_scheme(d, profile, level: str | None) -> dict:
         scheme["block"] = {"size": block_sizes(d), "dtype": dtype}
         if level == "two-level":
             scheme["tensor"] = d.pick(["F32", "F32", "F32", "F16", "BF16"])
-    obj = _scheme_obj(scheme)  # canonical (burn's BlockSize::new), unless burn cannot express it: then the
+    obj = scheme_obj(scheme)  # canonical (burn's BlockSize::new), unless burn cannot express it: then the
     return scheme if obj is None else obj.to_json()  # backend must reject it like the oracle
 
 
@@ -129,7 +129,7 @@ def shapes(d, scheme: dict | None = None, *, whole_blocks: bool = True, max_rank
     rank = d.pick([1, 2, 1, 2, 3, 4, 3, 5, 6, 7, 8][:max(1, min(max_rank, 8) + 3)])
     rank = min(rank, max_rank)
     block = (scheme or {}).get("block") or None
-    obj = _scheme_obj(scheme) if block else None
+    obj = scheme_obj(scheme) if block else None
     if obj is not None and obj.block_size() is not None and whole_blocks and d.pick([True, True, True, False]):
         size = obj.block_size().to_dim_vec(rank)  # burn's own per-dim extents for this rank
         mult = [d.integer(1, 3) for _ in size]
@@ -306,7 +306,7 @@ def _scale_level_dtype(scheme: dict) -> str:
     return block["dtype"] if isinstance(block, dict) else (scheme.get("tensor") or "F32")
 
 
-def _scheme_obj(scheme: dict) -> QuantScheme | None:
+def scheme_obj(scheme: dict) -> QuantScheme | None:
     """``QuantScheme.from_json`` (memoized there), or None if burn cannot express the scheme."""
     try:
         return QuantScheme.from_json(scheme)
@@ -315,7 +315,7 @@ def _scheme_obj(scheme: dict) -> QuantScheme | None:
 
 
 def _grid(shape, scheme: dict) -> list[int]:
-    obj = _scheme_obj(scheme)
+    obj = scheme_obj(scheme)
     return [1] if obj is None else params_shape(tuple(shape), obj)
 
 
@@ -575,7 +575,7 @@ def _layout_scheme(d, profile) -> dict:
         scheme["mode"] = "Symmetric"
         if scheme["store"] != "Native" and d.integer(0, 3):
             scheme["store"] = "Native"
-        obj = _scheme_obj(scheme)
+        obj = scheme_obj(scheme)
         if obj is not None and _supported(obj.to_json(), profile):
             return obj.to_json()
     return {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
@@ -792,7 +792,7 @@ def scoped_case(d, profile, scope) -> FuzzCase:
     scheme, block = draw_scheme(d, target)
     shape = draw_shape(d, target, block)
     scheme = finish_scheme(scheme, block, shape)
-    obj = _scheme_obj(scheme)
+    obj = scheme_obj(scheme)
     scheme = scheme if obj is None else obj.to_json()
     floats = lambda d: d.pick(target.input_dtypes)  # noqa: E731
     dtype = d.pick(target.output_dtypes if op == "dequantize" else target.input_dtypes)

@@ -174,9 +174,12 @@ def test_version_1_keeps_working_and_cannot_use_version_2():
     assert HELLO == {"type": "hello", "protocol": 1, "protocols": [1, 2]}  # a v1 backend checks `protocol` only
     v1 = parse_hello(hello(protocol=1, capabilities={"values": ["Q8S"]}))
     assert v1.protocol == 1 and v1.capabilities.values == {"Q8S"}
-    with pytest.raises(ProtocolError, match="capabilities 'formats' and 'validates' need protocol 2"):
+    with pytest.raises(ProtocolError, match="capability 'formats' needs protocol 2"):
         parse_hello(hello(protocol=1, capabilities={"formats": ["q8_0"]}))
-    with pytest.raises(ProtocolError, match="need protocol 2"):
+    # `validates` and presets say nothing a version-1 runner could misread: any version may send them
+    assert parse_hello(hello(protocol=1, capabilities={"preset": "loader", "validates": False})).capabilities.validates \
+        is False
+    with pytest.raises(ProtocolError, match="needs protocol 2"):
         parse_hello(hello(protocol=1, capabilities={"per_op": {"dequantize": {"formats": ["q8_0"]}}}))
     with pytest.raises(ProtocolError, match="an 'unsupported' reply needs protocol 2"):
         parse_reply({"type": "unsupported", "id": "1", "reason": "no"}, {}, "1", protocol=1)

@@ -36,7 +36,8 @@ BUGS = {
     "negative-zero-decode": (ALL, "x: signed zero only: -0.0 where burn gives +0.0"),
     "nan-code-ff": ((FLEX_0_23,), "codes: NaN encoding only: both are NaN codes of E4M3"),
     "cast-before-clamp": ((FLEX_0_23,), "codes: casts to the minifloat without saturating, then clamps"),
-    "f16-subnormal-step": (ALL, "scales: scale rounded down instead of up (scale_rounding: down)"),
+    "f16-subnormal-step": (ALL, "scales: scale rounded down in the scale dtype's subnormal range (up elsewhere) "
+                                 "(scale_rounding: down_in_subnormals)"),
 }
 DIVISION = {NDARRAY: "reciprocal", FLEX: "divide", FLEX_0_23: "reciprocal", GPU: "reciprocal"}
 
@@ -112,6 +113,10 @@ FAMILY = {"ties-even": "codes: tie-breaking rule", "ties-away": "codes: tie-brea
           "negative-zero-decode": "x: signed zero only"}
 
 
+# f64 arithmetic differs from f32's only on rare near-ties: seed 1 first shows it past case 300
+CASES_FOR = {"f64": 2000}
+
+
 @pytest.mark.parametrize("bug, profile", FUZZED, ids=[f"{b}@{p}" for b, p in FUZZED])
 def test_fuzzing_makes_one_class_per_bug(bug, profile):
     backend = planted.PLANTED[bug](profile)
@@ -119,7 +124,7 @@ def test_fuzzing_makes_one_class_per_bug(bug, profile):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            report = f.run(cases=300, shrink=False, log=lambda m: None)
+            report = f.run(cases=CASES_FOR.get(bug, 300), shrink=False, log=lambda m: None)
     finally:
         f.close()
     assert len(report.divergences) == 1, list(report.divergences)
@@ -144,5 +149,19 @@ def test_two_bugs_make_two_fuzz_classes():
             report = f.run(cases=400, shrink=False, log=lambda m: None)
     finally:
         f.close()
-    assert sorted(report.divergences) == ["mismatch: codes: scale used for the codes",
-                                          "mismatch: scales: scale rounding"]
+    # both causes are named: as two classes, or as one class where every case shows both
+    named = " | ".join(report.divergences)
+    assert "scales: scale rounding" in named and "codes: scale used for the codes" in named, named
+    assert len(report.divergences) <= 2, named
+
+
+def test_the_failure_message_counts_a_wrong_scale_in_its_dtypes_steps(suite):
+    """The per-vector message, not only the diagnosis: one F16 subnormal step is 8192 f32 ulps apart, and it is
+    the F16 step that names the bug."""
+    backend = planted.PLANTED["f16-subnormal-step"](FLEX)
+    runner = Runner(suite, "planted", backend=PythonBackend(backend))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        failed = [v for v in runner.run_all(suite.vectors) if v.status == "failed" and "scales" in v.message]
+    assert failed
+    assert any("(on the scale dtype's grid: -1 F16 step from burn's (F16 subnormals))" in v.message for v in failed)
