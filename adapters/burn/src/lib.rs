@@ -41,7 +41,7 @@ pub fn hello<T: Target>() -> Value {
     per_op.insert("pack_u32".into(), json!({"values": compat::PACK_VALUES}));
     per_op.insert("unpack_u32".into(), json!({"values": compat::UNPACK_VALUES}));
     if device_scales.len() < scales.len() {
-        for op in ops::DEVICE_OPS {
+        for op in ops::DEVICE_OPS.iter().filter(|op| !T::UNCLAIMED.contains(op)) {
             per_op.insert((*op).into(), json!({"scale_dtypes": device_scales}));
         }
     }
@@ -52,7 +52,7 @@ pub fn hello<T: Target>() -> Value {
         "version": compat::BURN_VERSION,
         "profile": format!("burn-{}/{}", compat::BURN_VERSION, T::BACKEND),
         "capabilities": {
-            "ops": ops::OPS,
+            "ops": ops::OPS.iter().filter(|op| !T::UNCLAIMED.contains(op)).collect::<Vec<_>>(),
             "values": ["Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"],
             "stores": ["Native", "PackedU32", "PackedNative"],
             "modes": ["Symmetric", "Lookup"],

@@ -10,6 +10,9 @@ impl qconform_burn::Target for CudaTarget {
     const NAME: &'static str = "burn-cuda";
     // The profile is named after burn-cubecl, whose kernels it models as CUDA runs them: burn-<release>/cubecl.
     const BACKEND: &'static str = "cubecl";
+    /// Modelled from burn's source for the GPU route, not yet matched by the real kernels (13 of the
+    /// suite's vectors disagree on WGSL): not claimed until the model is fitted.
+    const UNCLAIMED: &'static [&'static str] = &["load_quantized"];
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::cuda(0usize)

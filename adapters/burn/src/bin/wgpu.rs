@@ -11,6 +11,9 @@ impl qconform_burn::Target for WgpuTarget {
     type B = Wgpu;
     const NAME: &'static str = "burn-wgpu";
     const BACKEND: &'static str = "wgpu";
+    /// Modelled from burn's source for the GPU route, not yet matched by the real kernels (13 of the
+    /// suite's vectors disagree on WGSL): not claimed until the model is fitted.
+    const UNCLAIMED: &'static [&'static str] = &["load_quantized"];
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::wgpu(DeviceKind::DefaultDevice)
