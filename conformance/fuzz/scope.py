@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from oracle.vocabulary import SCALE_DTYPES, STORES
+from oracle.vocabulary import LEVELS, MODES, SCALE_DTYPES, STORES, VALUES
 
 from ..formats import ROW, Format, get_format
 
@@ -101,6 +101,8 @@ def scope_of(caps, formats=(), ops=None) -> Scope | None:
     declared_ops = caps.ops
     wanted = [op for op in (ops or (FORMAT_OPS if formats else SCOPED_OPS))
               if declared_ops is None or op in declared_ops]
+    if not formats and not any(_patterns(caps, op) is not None for op in wanted) and claims_every_scheme(caps):
+        return None  # flat lists that restrict no scheme axis (burn's own harness): the default case stream, every op
     targets = {}
     for op in wanted:
         if formats:
@@ -119,6 +121,13 @@ def scope_of(caps, formats=(), ops=None) -> Scope | None:
         raise ValueError("nothing to fuzz: the declared capabilities and formats leave no op with a strategy "
                          f"({', '.join(SCOPED_OPS)})")
     return Scope(targets, ops)
+
+
+def claims_every_scheme(caps) -> bool:
+    """Flat capabilities that leave every value, store, mode, level and scale dtype in: nothing for a scope to
+    draw inside (dtype or per-op narrowing is left to the runner's filter, as for the default stream)."""
+    full = {"values": VALUES, "stores": STORES, "modes": MODES, "levels": LEVELS, "scale_dtypes": SCALE_DTYPES}
+    return all(getattr(caps, key) is None or set(getattr(caps, key)) >= set(words) for key, words in full.items())
 
 
 def _patterns(caps, op):
