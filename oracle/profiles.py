@@ -265,7 +265,9 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "669 vectors: 643 passed, 26 not applicable, 0 diverging (2026-11-30, --strict-messages)",
+        "669 vectors: 643 passed, 26 not applicable, 0 diverging (2026-11-30, --strict-messages); on the 1,321-vector "
+        "suite (2026-12-01) 44 known divergences, the MXFP4/NVFP4 dequantize vectors (which failure WGSL reports "
+        "first: adapters/burn/known/qconform-burn-0_22_1-wgpu.toml), 0 others",
         Campaign((7,), 25_000, "the default set", "2026-11-30", "12 diverging in six classes, not modelled yet"),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
