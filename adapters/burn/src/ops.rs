@@ -285,6 +285,12 @@ fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fail
     let dtype = float_dtype_param(params, "dtype")?;
     let rank = input(inputs, "codes")?.shape.len();
     let data = quantized_data(scheme, inputs)?;
+    dequantized::<T>(data, rank, dtype)
+}
+
+/// A quantized `TensorData` of rank `rank` dequantized as `Tensor::dequantize` does: on the device for an
+/// f32 result, through the backend's `q_from_data` + `dequantize(.., dtype)` for f16/bf16.
+fn dequantized<T: Target>(data: TensorData, rank: usize, dtype: FloatDType) -> Result<Output, Failure> {
     let out = if dtype == FloatDType::F32 {
         let device = T::device();
         with_rank!(rank, D, {
@@ -310,17 +316,7 @@ fn load_quantized<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, 
     want_dtype(bytes, "bytes", Dtype::U8)?;
     let rank = shape.len();
     let data = TensorData::from_bytes_vec(bytes.data.clone(), shape, DType::QFloat(scheme));
-    let out = if dtype == FloatDType::F32 {
-        let device = T::device();
-        with_rank!(rank, D, {
-            let q = Tensor::<D>::from_data(data, &device);
-            Ok::<_, Failure>(q.dequantize().into_data())
-        })?
-    } else {
-        let q = T::B::q_from_data(data, &T::backend_device());
-        read("float_into_data", T::B::float_into_data(T::B::dequantize(q, dtype)))?
-    };
-    Ok(Output::tensors(vec![("x".into(), data_to_arr(&out, None)?)]))
+    dequantized::<T>(data, rank, dtype)
 }
 
 /// `TensorData::quantized(..).bytes`.
