@@ -2,6 +2,8 @@
 //! (subprocess transport) with one burn backend per binary. See docs/burn-harness.md.
 
 pub mod bench;
+#[cfg(feature = "checkpoint")]
+pub mod checkpoint;
 pub mod compat;
 pub mod layout;
 pub mod ops;
@@ -41,7 +43,7 @@ pub fn hello<T: Target>() -> Value {
     per_op.insert("pack_u32".into(), json!({"values": compat::PACK_VALUES}));
     per_op.insert("unpack_u32".into(), json!({"values": compat::UNPACK_VALUES}));
     if device_scales.len() < scales.len() {
-        for op in ops::DEVICE_OPS.iter().filter(|op| !T::UNCLAIMED.contains(op)) {
+        for op in ops::DEVICE_OPS.iter().filter(|op| claimed::<T>(op)) {
             per_op.insert((*op).into(), json!({"scale_dtypes": device_scales}));
         }
     }
@@ -52,7 +54,7 @@ pub fn hello<T: Target>() -> Value {
         "version": compat::BURN_VERSION,
         "profile": format!("burn-{}/{}", compat::BURN_VERSION, T::BACKEND),
         "capabilities": {
-            "ops": ops::OPS.iter().filter(|op| !T::UNCLAIMED.contains(op)).collect::<Vec<_>>(),
+            "ops": ops::OPS.iter().filter(|op| claimed::<T>(op)).collect::<Vec<_>>(),
             "values": ["Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"],
             "stores": ["Native", "PackedU32", "PackedNative"],
             "modes": ["Symmetric", "Lookup"],
@@ -68,6 +70,12 @@ pub fn hello<T: Target>() -> Value {
             "multi_threads": cfg!(feature = "multi-threads"),
         },
     })
+}
+
+/// Whether the hello claims `op`: not when the target leaves it unclaimed, nor a checkpoint op in a build without
+/// burn-pack.
+fn claimed<T: Target>(op: &str) -> bool {
+    !T::UNCLAIMED.contains(&op) && (cfg!(feature = "checkpoint") || !ops::CHECKPOINT_OPS.contains(&op))
 }
 
 /// Entry point of every harness binary: `--bench [--n N]` or the protocol loop on stdin/stdout.

@@ -39,6 +39,7 @@ pub const DEVICE_OPS: &[&str] = &[
     "qlayout",
     "quantize_view",
     "load_quantized",
+    "load_checkpoint",
 ];
 
 /// Every op name of docs/ops.md this harness serves (all of them; see docs/burn-harness.md for
@@ -61,7 +62,13 @@ pub const OPS: &[&str] = &[
     "qlayout",
     "quantize_view",
     "load_quantized",
+    "save_checkpoint",
+    "load_checkpoint",
 ];
+
+/// The checkpoint ops (src/checkpoint.rs): served by the builds with the `checkpoint` feature (the CPU
+/// manifests, which depend on burn-pack), left unclaimed by the others.
+pub const CHECKPOINT_OPS: &[&str] = &["save_checkpoint", "load_checkpoint"];
 
 
 /// Runs `$body` with `$D` bound to the tensor rank as a const generic (burn's `Tensor<D>`).
@@ -145,6 +152,14 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         "qlayout" => crate::layout::qlayout::<T>(params, inputs),
         "quantize_view" => crate::layout::quantize_view::<T>(params, inputs),
         "load_quantized" => load_quantized::<T>(params, inputs),
+        #[cfg(feature = "checkpoint")]
+        "save_checkpoint" => crate::checkpoint::save_checkpoint(params, inputs),
+        #[cfg(feature = "checkpoint")]
+        "load_checkpoint" => crate::checkpoint::load_checkpoint::<T>(inputs),
+        #[cfg(not(feature = "checkpoint"))]
+        "save_checkpoint" | "load_checkpoint" => {
+            qconform_protocol::unsupported("this build has no burn-pack (the `checkpoint` feature)")
+        }
         other => fail("op.unknown", format!("unknown op {other:?}")),
     }
 }
@@ -290,7 +305,7 @@ fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fail
 
 /// A quantized `TensorData` of rank `rank` dequantized as `Tensor::dequantize` does: on the device for an
 /// f32 result, through the backend's `q_from_data` + `dequantize(.., dtype)` for f16/bf16.
-fn dequantized<T: Target>(data: TensorData, rank: usize, dtype: FloatDType) -> Result<Output, Failure> {
+pub(crate) fn dequantized<T: Target>(data: TensorData, rank: usize, dtype: FloatDType) -> Result<Output, Failure> {
     let out = if dtype == FloatDType::F32 {
         let device = T::device();
         with_rank!(rank, D, {
