@@ -150,6 +150,23 @@ VALUE_LAYOUT = Choice(
                  "(burn-std >= 0.23.0-pre.1)",
 )
 
+# --- checkpoints (docs/spec/checkpoint.md) ---------------------------------------------------------------------
+CHECKPOINT_READER = Choice(
+    "checkpoint_reader",
+    metadata_end="burn-pack 0.22.0-pre.3: the file is measured against the unaligned end of the metadata before "
+                 "any range is checked; a tensor's range and size are checked only when it is viewed (§13.6)",
+    ranges_first="burn-pack 0.22.1: every tensor's range and size are checked, then the file against the aligned "
+                 "data section (§13.6)",
+    limits="burn-pack 0.23.0-pre.1: the ranges, then the file; a tensor's size is checked against ReaderLimits "
+           "when it is viewed, the error naming `Reader::with_limits` (§13.6)",
+)
+DECLARED_LENGTH = Choice(
+    "declared_length",
+    storage_lines="burn-std <= 0.22.1's quantized_data_len: packed storage counted line by line whatever the bytes "
+                  "hold, so a packed tensor's declared length is not its payload's (burn #5349, §13.5)",
+    layout="burn-std >= 0.23.0-pre.1's quantized_data_len: the length the value layout writes (§13.5)",
+)
+
 # --- the device's failures ---------------------------------------------------------------------------------
 READ_FAILURE = Choice(
     "read_failure",

@@ -32,7 +32,7 @@ class UndefinedBehaviour(Exception):
 @dataclass(frozen=True)
 class PanicSite:
     code: str
-    macro: str  # panic | assert | assert_eq | expect | unimplemented | todo | unwrap_none | unwrap_err | index
+    macro: str  # panic | assert | assert_eq | expect | unimplemented | todo | unwrap_none | unwrap_err | index | error
     template: str
     spec: str  # the spec's § (docs/spec/panics.md)
     source: str  # where burn raises it: published crate path:line (docs/spec/README.md)
@@ -288,6 +288,23 @@ _SITES = [
     PanicSite("wgpu.write_range", "assert", "provided range was outside slice",
               "§7.4", "wgpu-types-30.0.2/src/write_only.rs:826 (q_from_data of PackedU32 sub-byte codes whose "
               "bytes are fewer than the packed words'; measured on WGSL)"),
+    # burn-pack's errors (docs/spec/checkpoint.md): returned, not panicked (`error`: the text is the `Display` of
+    # `burn_pack::Error`, nothing added); the same text in 0.22.0-pre.3, 0.22.1 and 0.23.0-pre.1.
+    PanicSite("checkpoint.invalid_header", "error", "Invalid header: insufficient bytes",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:331"),
+    PanicSite("checkpoint.invalid_magic", "error", "Invalid magic number",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:332"),
+    PanicSite("checkpoint.invalid_version", "error", "Unsupported version",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:333"),
+    PanicSite("checkpoint.metadata_deserialization", "error", "Metadata deserialization error: {error}",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:338"),
+    PanicSite("checkpoint.tensor_not_found", "error", "Tensor not found: {name}",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:341"),
+    PanicSite("checkpoint.bytes_size_mismatch", "error",
+              "Tensor bytes size mismatch: tensor '{name}': deferred source has inconsistent length (expected "
+              "{expected}, got {got})", "§13.5", "burn-pack-0.22.0-pre.3/src/tensor.rs:92"),
+    PanicSite("checkpoint.validation", "error", "Validation error: {error}",
+              "§13.6", "burn-pack-0.22.0-pre.3/src/base.rs:345"),
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}",
               "§8 #59", "cubek-quant-0.3.0-pre.3/src/lib.rs:31"),

@@ -13,6 +13,7 @@ import numpy as np
 
 from .blocks import params_shape
 from .calibration import compute_range
+from .checkpoint import load_checkpoint, save_checkpoint
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize, load_quantized
 from .layout import run_steps
@@ -91,6 +92,18 @@ def _load_quantized(params, inputs, prof, stages) -> Outputs:
     """The floats burn reconstructs from a quantized tensor's stored bytes (a loader's question, docs/ops.md)."""
     return {"x": load_quantized(inputs["bytes"], tuple(params["shape"]), _scheme(params), params.get("dtype", "f32"),
                                 profile=prof, stages=stages)}
+
+
+def _save_checkpoint(params, inputs, prof, stages) -> Outputs:
+    """The burnpack file burn-store writes for a record of one quantized tensor (docs/spec/checkpoint.md)."""
+    return {"file": np.frombuffer(save_checkpoint(_parts(inputs, params), profile=prof), dtype=np.uint8)}
+
+
+def _load_checkpoint(params, inputs, prof, stages) -> Outputs:
+    """A burnpack file's quantized tensor as burn loads it: the descriptor read, the payload, the floats."""
+    loaded = load_checkpoint(np.asarray(inputs["file"], dtype=np.uint8).tobytes(), profile=prof)
+    return {"name": loaded.name, "shape": list(loaded.shape), "dtype": loaded.dtype_debug(), "x": loaded.x,
+            "bytes": loaded.payload}
 
 
 def _qlayout(params, inputs, prof, stages) -> Outputs:
@@ -174,6 +187,8 @@ OPS: dict[str, Callable[[dict, dict, Profile, Stages | None], Outputs]] = {
     "qlayout": _qlayout,
     "quantize_view": _quantize_view,
     "load_quantized": _load_quantized,
+    "save_checkpoint": _save_checkpoint,
+    "load_checkpoint": _load_checkpoint,
 }
 
 

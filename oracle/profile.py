@@ -146,6 +146,10 @@ class Profile:
     """How ``TensorData`` bytes hold the values: ``bytes``, one i8 per value whatever the store (burn-std <=
     0.22.1); ``packed_lines``, packed along the packed dim, each line padded to whole words (burn-std >=
     0.23.0-pre.1, ``oracle/packing.py``)."""
+    checkpoint_reader: str = _one_of(c.CHECKPOINT_READER, "metadata_end")
+    """The order and texts of burn-pack's reader checks (§13.6)."""
+    declared_length: str = _one_of(c.DECLARED_LENGTH, "storage_lines")
+    """The length burn-store declares for a quantized tensor before its bytes exist (§13.5)."""
     moves_packing_dim: bool = _flag()
     """A loaded tensor keeps its store, whose packed dim follows transposes, permutations and reshapes (flex >=
     0.23.0-pre.1); before, ``q_from_data`` rewrote the store to Native."""
@@ -318,6 +322,7 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
               "packed_outer_reads_memory_order", "stores_packed_axis_innermost"),
+    "checkpoint": ("checkpoint_reader", "declared_length"),
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes"),
 }

@@ -125,6 +125,7 @@ _NDARRAY_0_22_1 = _NDARRAY.with_(
     description="burn-ndarray as of burn 0.22.1: the 0.22.0-pre.3 arithmetic plus UE8M0 scales (power-of-two "
                 "round-up, byte = exponent)",
     ue8m0=True,
+    checkpoint_reader="ranges_first",  # burn-pack-0.22.1 src/reader.rs:112-133, :286-312
 )
 
 _FLEX_0_22_1 = _FLEX.with_(
@@ -134,6 +135,7 @@ _FLEX_0_22_1 = _FLEX.with_(
     ue8m0=True,
     asserts_whole_blocks=True,
     clamp_min_ignores_nan=False,  # burn-flex 0.22.1 ops/float.rs:689-699 tests is_nan first
+    checkpoint_reader="ranges_first",  # burn-pack-0.22.1 src/reader.rs:112-133, :286-312
 )
 
 _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
@@ -149,6 +151,8 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     value_layout="packed_lines",
     validates_data_length=True,
     moves_packing_dim=True,
+    checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
+    declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
@@ -158,6 +162,7 @@ _GPU_0_22_1 = dict(
     float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
     read_failure="returns_unwritten",  # cubecl-runtime-0.11.3 src/server/base.rs:466-513
     stores_packed_axis_innermost=True,  # burn-cubecl-0.22.1 src/ops/qtensor.rs:70-121
+    checkpoint_reader="ranges_first",  # burn-pack-0.22.1 src/reader.rs:112-133, :286-312
     packed_words_row_major=False,  # stored with the packed axis innermost, the words are read as meant (measured)
     contiguity_ignores_unit_dims=True,  # burn-std-0.22.1 src/tensor/mod.rs:36-56
     packed_outer_reads_memory_order=True,  # measured (fitted), not located

@@ -15,7 +15,8 @@ from .scheme import STORE_KINDS, QuantMode, QuantScheme, QuantValue, ScaleDtype
 
 OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
        "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info", "qlayout", "quantize_view", "load_quantized")
+       "scheme_info", "qlayout", "quantize_view", "load_quantized",
+       "save_checkpoint", "load_checkpoint")
 """The operations of docs/ops.md, in its order."""
 LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
                 "cat", "expand", "mul_scalar", "matmul")
