@@ -64,6 +64,7 @@ def suite_cases(suite: str) -> list[Case]:
         raise CaseError(f"unknown suite {suite!r} (known: core)")
     from .cases import (
         calibration,
+        checkpoint,
         codec,
         dequantize,
         formats,
@@ -80,7 +81,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info, layout, load_quantized, fuzz_found, formats)
+               packing, matmul, scheme_info, layout, load_quantized, checkpoint, fuzz_found, formats)
     return [c for m in modules for c in m.cases()]
 
 
@@ -285,6 +286,10 @@ def main_generate(suite: str | None = None, out: Path | None = None, check: bool
     try:
         if check:
             ok, lines = check_suite(suite, target)
+            if suite == "core" and out is None:
+                from . import checkpoints  # the golden burnpack files ride with the core suite
+                problems = checkpoints.check()
+                ok, lines = ok and not problems, lines + [f"vectors/checkpoints: {p}" for p in problems]
             took = time.perf_counter() - start
             if ok:
                 print(f"{target}: up to date ({took:.1f} s)")

@@ -197,4 +197,7 @@ def upgrading_markdown(suite: Suite) -> str:
             change = "<br>".join(f"`{f}`: {_show(x)} → {_show(y)}" for f, x, y in g.changes)
             lines.append(f"| {len(g.aliases)} | {change} | {g.explanation.replace('|', '/')} | "
                          f"`{g.aliases[0]}` |")
-    return "\n".join(lines) + "\n"
+    from .checkpoints import matrix_markdown  # the measured file interchange, beside the vectors' differences
+
+    matrix = matrix_markdown()
+    return "\n".join(lines) + "\n" + ("\n" + matrix if matrix else "")
