@@ -54,6 +54,22 @@ def test_a_file_is_header_metadata_padding_payload():
     assert f[256:264] == CODES.tobytes() and f[264:] == bytes.fromhex("0038" "0034")  # f16 0.5, 0.25
 
 
+def test_the_data_section_starts_on_the_next_256_byte_boundary():
+    assert [ck.data_section_start(m) for m in (0, 246, 247, 502)] == [256, 256, 512, 512]
+
+
+def test_tensors_after_the_first_start_on_a_boundary_of_their_own():
+    a, b = bytes(range(12)), bytes(range(5))
+    f = ck.write_file([("b", Q8S_F16, (8,), a), ("a", Q8S_F16, (3,), b)])  # placed b then a; listed a then b
+    size = struct.unpack("<I", f[6:10])[0]
+    meta = ck.cbor_decode(f[10:10 + size])
+    assert list(meta["tensors"]) == ["a", "b"]
+    assert meta["tensors"]["b"]["data_offsets"] == [0, 12] and meta["tensors"]["a"]["data_offsets"] == [256, 261]
+    base = 512 if 10 + size > 256 else 256  # two descriptors: more than 246 bytes of metadata
+    assert 10 + size <= base and f[10 + size:base] == bytes(base - 10 - size)
+    assert f[base:base + 12] == a and f[base + 12:base + 256] == bytes(244) and f[base + 256:] == b
+
+
 def test_a_load_dequantizes_the_payload():
     loaded = ck.load_checkpoint(ck.save_checkpoint(_qt(), profile=V023), profile=V023)
     assert loaded.shape == (8,) and loaded.scheme == Q8S_F16
