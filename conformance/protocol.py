@@ -46,6 +46,7 @@ VALIDATES_KEY = "validates"
 PRESET_KEY = "preset"
 PRESETS = {
     "loader": {"ops": ["load_quantized"]},  # reconstructs burn's stored tensors, nothing else
+    "checkpoint-loader": {"ops": ["load_checkpoint"]},  # reads burn's burnpack files (docs/spec/checkpoint.md)
 }
 # `formats` (protocol 2): the combinations the backend implements, each a registry name or a pattern object
 # (conformance/patterns.py); a vector applies when it matches any of them (and the flat lists). Allowed in per_op.

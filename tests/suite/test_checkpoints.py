@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conformance import checkpoints
@@ -68,3 +71,68 @@ def test_a_changed_refusal_fails_the_check(copy):
     manifest["refused"][0]["message"] += "!"
     (copy / "manifest.json").write_text(json.dumps(manifest))
     assert any("refuses with" in p for p in checkpoints.check(copy))
+
+
+# ---- a reader written from docs/spec/checkpoint.md alone (examples/checkpoint_loader.py) -------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+import checkpoint_loader  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def suite():
+    from conformance.vectors import load_suite
+    return load_suite(ROOT / "vectors" / "core")
+
+
+def _run(reader, suite):
+    from conformance.backends.python import PythonBackend
+    from conformance.runner import Runner
+    runner = Runner(suite, "python:test", backend=PythonBackend(reader), diagnose=False, strict_messages=True)
+    runner.start()
+    return [runner.run_vector(v) for v in suite.vectors if v.op == "load_checkpoint"]
+
+
+def test_a_reader_written_from_the_spec_passes_the_checkpoint_vectors(suite):
+    verdicts = _run(checkpoint_loader.CheckpointLoader(), suite)
+    assert [v.alias for v in verdicts if v.status == "failed"] == []
+    assert sum(v.status == "passed" for v in verdicts) >= 20
+
+
+class _NoAlignment(checkpoint_loader.CheckpointLoader):
+    """Reads the data section right after the metadata, as if there were no 256-byte padding."""
+
+    def run(self, op, params, inputs):
+        data = np.asarray(inputs["file"], dtype=np.uint8)
+        size = int(data[6:10].view("<u4")[0])
+        shifted = np.concatenate([data[:10 + size], data[-(-(10 + size) // 256) * 256:]])
+        pad = np.zeros(-(-(10 + size) // 256) * 256 - 10 - size, dtype=np.uint8)
+        return super().run(op, params, {"file": np.concatenate([shifted, pad])})
+
+
+class _SizeCheckFirst(checkpoint_loader.CheckpointLoader):
+    """Checks a tensor's size before the file's length (0.22.1's order, not 0.23's)."""
+
+    def run(self, op, params, inputs):
+        data = np.asarray(inputs["file"], dtype=np.uint8).tobytes()
+        if len(data) >= 10:
+            size = struct.unpack("<I", data[6:10])[0]
+            meta = checkpoint_loader.Cbor(data[10:10 + size]).item() if len(data) >= 10 + size else None
+            for name, d in sorted((meta or {}).get("tensors", {}).items()) if isinstance(meta, dict) else ():
+                start, end = d.get("data_offsets", (0, 0))
+                if end - start > checkpoint_loader.MAX_TENSOR:
+                    raise checkpoint_loader.validation(f"Tensor '{name}' size {end - start} exceeds maximum "
+                                                       f"allowed size of {checkpoint_loader.MAX_TENSOR} bytes "
+                                                       "(potential DoS attack)")
+        return super().run(op, params, inputs)
+
+
+@pytest.mark.parametrize("broken", [_NoAlignment, _SizeCheckFirst])
+def test_a_broken_reader_fails(broken, suite):
+    assert any(v.status == "failed" for v in _run(broken(), suite))
+
+
+def test_the_checkpoint_loader_preset_claims_load_checkpoint_alone():
+    from conformance.protocol import Capabilities
+    assert Capabilities.from_json({"preset": "checkpoint-loader"}).ops == frozenset({"load_checkpoint"})
