@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 import oracle
-from oracle import checkpoint as ck
 
 from .cases import checkpoint as cases
 
@@ -178,12 +177,12 @@ def matrix_markdown(folder: Path = FOLDER) -> str:
     manifest = load_manifest(folder)
     readers = sorted({c["reader"] for c in manifest["matrix"]}, key=list(oracle.PROFILES).index)
     lines = ["## Checkpoints: which release reads which release's files", "",
-             f"Measured with the real burn builds (`vectors/checkpoints/manifest.json`, recorded by "
+             (f"Measured with the real burn builds (`vectors/checkpoints/manifest.json`, recorded by "
              f"`scripts/checkpoint_goldens.py`; `qconform generate --check` proves the oracle predicts every cell): "
              f"each release saves the {len(save_cases())} `save_checkpoint` cases of the suite (every value, store, "
              f"level and scale dtype) as burnpack files, and every binary loads every file. A cell counts the files "
              f"whose tensor it reads *identical* (the descriptor and the dequantized floats bit for bit, as the "
-             f"writing release reads them), with *different* values, or refuses with an *error*.", "",
+             f"writing release reads them), with *different* values, or refuses with an *error*."), "",
              "| written by | files | refused saves | " + " | ".join(f"read by `{r}`" for r in readers) + " |",
              "|---|---:|---:|" + "---|" * len(readers)]
     for release in WRITERS:

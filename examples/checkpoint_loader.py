@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loader_backend import Loader  # noqa: E402
+from loader_backend import Loader
 
-from conformance import BackendError  # noqa: E402
+from conformance import BackendError
 
 MAX_METADATA, MAX_TENSOR = 100 * 1024 * 1024, 10 * 1024 * 1024 * 1024
 

@@ -8,6 +8,7 @@ entry point the vectors and the reference backend use.
 
 from .blocks import BlockLayout
 from .calibration import compute_range
+from .checkpoint import CheckpointUnmodelled, load_checkpoint, save_checkpoint
 from .choices import ProfileError
 from .codec import decode_scales, encode_scales, from_bytes, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize, load_quantized
@@ -46,6 +47,7 @@ __all__ = [
     "BlockScale",
     "BlockSize",
     "BurnPanic",
+    "CheckpointUnmodelled",
     "Profile",
     "ProfileError",
     "QTensor",
@@ -57,7 +59,6 @@ __all__ = [
     "Stages",
     "UndefinedBehaviour",
     "classify_panic",
-    "message_matches",
     "compute_q_params",
     "compute_range",
     "decode_scales",
@@ -65,7 +66,9 @@ __all__ = [
     "encode_scales",
     "from_bytes",
     "get_profile",
+    "load_checkpoint",
     "load_quantized",
+    "message_matches",
     "pack_u32",
     "profiles",
     "quantizable",
@@ -75,6 +78,7 @@ __all__ = [
     "round_half_even",
     "round_up",
     "run",
+    "save_checkpoint",
     "scale_to_dtype",
     "status_line",
     "ternary_matmul",

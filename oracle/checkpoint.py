@@ -5,7 +5,7 @@ reads it through burn-pack (docs/spec/checkpoint.md, whose sections the docstrin
 error as a :class:`~oracle.errors.BurnPanic` (its code and burn-pack's ``Display`` text). The reader is strict:
 a file that burn would read in a way this module does not model (CBOR it does not decode, a descriptor serde
 would fill in from a form it does not parse) is refused with a :class:`CheckpointUnmodelled`, never guessed at.
-stdlib and numpy only; the CBOR codec is the subset serde's derive and ciborium produce (§2).
+stdlib and numpy only; the CBOR codec is the subset serde's derive and ciborium produce (§13.3).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 from .blocks import num_params
 from .codec import LAYOUTS, to_bytes
 from .dequantize import load_quantized
-from .errors import BurnPanic, panic
+from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .scheme import BlockScale, BlockSize, QuantMode, QuantScheme, QuantStore, QuantValue, ScaleDtype
@@ -41,7 +41,7 @@ class CheckpointUnmodelled(ValueError):
     """A file this reader does not model: burn may read it, but no answer here would be burn's."""
 
 
-# --- §2 CBOR: the subset ciborium writes, read strictly -----------------------------------------------------
+# --- §13.3 CBOR: the subset ciborium writes, read strictly -----------------------------------------------------
 
 def _head(major: int, n: int) -> bytes:
     """A CBOR item head in its shortest form (ciborium writes the shortest)."""
@@ -131,7 +131,7 @@ def cbor_decode(data: bytes) -> object:
     return _Cbor(bytes(data)).item()
 
 
-# --- §3 the descriptor: serde's externally tagged form of DType::QFloat(QuantScheme) ------------------------
+# --- §13.3 the descriptor: serde's externally tagged form of DType::QFloat(QuantScheme) ------------------------
 
 def _variant(value: object, names: list[str], what: str) -> str:
     """A unit variant as serde reads it: its name as text; another name is serde's ``unknown variant`` error."""
@@ -245,7 +245,7 @@ def _descriptor(name: str, obj: object) -> Descriptor:
                       _uint(offsets[0], "a data offset"), _uint(offsets[1], "a data offset"))
 
 
-# --- §4 the container --------------------------------------------------------------------------------------
+# --- §13.2 the container --------------------------------------------------------------------------------------
 
 def data_section_start(metadata_size: int) -> int:
     """``aligned_data_section_start``: the header and the metadata, rounded up to the alignment."""
@@ -292,7 +292,7 @@ def quantized_data_len(scheme: QuantScheme, shape: tuple[int, ...], profile: Pro
 
 
 def save_checkpoint(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> bytes:
-    """``BurnpackStore::collect_from`` on a record of one quantized tensor (§5): the payload is
+    """``BurnpackStore::collect_from`` on a record of one quantized tensor (§13.5): the payload is
     ``TensorData::quantized(..)``'s bytes; a payload whose length is not ``quantized_data_len`` is burn-pack's
     ``TensorBytesSizeMismatch`` (the #5349 class)."""
     prof = get_profile(profile)
@@ -319,7 +319,7 @@ class Loaded:
 
 
 def read_file(data: bytes, *, profile: str | Profile = DEFAULT_PROFILE) -> dict[str, tuple[Descriptor, bytes]]:
-    """``Reader::from_bytes`` then ``into_tensors``, in burn-pack's order of checks (§6): each tensor's descriptor
+    """``Reader::from_bytes`` then ``into_tensors``, in burn-pack's order of checks (§13.6): each tensor's descriptor
     and payload, by name."""
     prof = get_profile(profile)
     data = bytes(data)
@@ -384,7 +384,7 @@ def _range(d: Descriptor, base: int, *, size_check: bool, hint: bool = False) ->
 
 
 def load_checkpoint(data: bytes, *, profile: str | Profile = DEFAULT_PROFILE) -> Loaded:
-    """A record's quantized tensor as burn loads it (§6): read the file, take its bytes as ``TensorData`` and
+    """A record's quantized tensor as burn loads it (§13.6): read the file, take its bytes as ``TensorData`` and
     dequantize them (``load_quantized``'s path, f32)."""
     prof = get_profile(profile)
     tensors = read_file(data, profile=prof)
@@ -396,6 +396,6 @@ def load_checkpoint(data: bytes, *, profile: str | Profile = DEFAULT_PROFILE) ->
     return Loaded(d.name, d.scheme, d.shape, raw.copy(), x)
 
 
-__all__ = ["MAGIC", "NAME", "BurnPanic", "CheckpointUnmodelled", "Loaded", "cbor_decode", "cbor_encode",
+__all__ = ["MAGIC", "NAME", "CheckpointUnmodelled", "Loaded", "cbor_decode", "cbor_encode",
            "load_checkpoint", "quantized_data_len", "read_file", "save_checkpoint", "scheme_from_serde",
            "scheme_to_serde", "write_file"]

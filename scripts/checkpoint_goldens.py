@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance import checkpoints  # noqa: E402
-from conformance.backends.subprocess import SubprocessBackend  # noqa: E402
+from conformance import checkpoints
+from conformance.backends.subprocess import SubprocessBackend
 
 
 def main(binaries: list[str]) -> int:

@@ -58,8 +58,8 @@ def _saves() -> list:
                 out.append(case(f"save_checkpoint/{name}", "save_checkpoint", {"scheme": sch},
                                 _parts(name, sch, (2, 64)), spec=("§13.3", "§13.4", "§13.5"),
                                 reason=f"a [2, 64] {value} {store} tensor, {level}: the file burn-store writes"))
-    for value, shape, why in (("Q4S", (3, 5), "rows of 5 Q4 codes: burn <= 0.22.1 writes 2 words where "
-                               "quantized_data_len declares 3 (#5349)"),
+    for value, shape, why in (("Q4S", (3, 5), ("rows of 5 Q4 codes: burn <= 0.22.1 writes one byte a code where "
+                                               "quantized_data_len declares 3 words (#5349)")),
                               ("Q2S", (3, 3), "rows of 3 Q2 codes: one word written, 3 declared"),
                               ("Q8S", (3, 6), "rows of 6 Q8 codes: the flat packing and the lines disagree")):
         sch = scheme(value, store=("PackedU32", 0))

@@ -45,7 +45,7 @@ def test_the_scheme_travels_as_serdes_externally_tagged_form():
 
 def test_a_file_is_header_metadata_padding_payload():
     f = ck.save_checkpoint(_qt(), profile=V0221)
-    magic, version, size = struct.unpack("<IHI", f[:10])
+    _, version, size = struct.unpack("<IHI", f[:10])
     assert f[:4] == b"NRUB" and version == 1
     meta = ck.cbor_decode(f[10:10 + size])
     desc = meta["tensors"]["weight"]

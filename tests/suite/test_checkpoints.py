@@ -35,7 +35,7 @@ def test_the_files_are_burnpack_containers():
     """Hand-checked facts of §13.2 on every recorded file: the magic, version 1, the payload on a 256 boundary."""
     for entry in checkpoints.load_manifest()["files"]:
         data = (checkpoints.FOLDER / entry["file"]).read_bytes()
-        magic, version, size = struct.unpack("<IHI", data[:10])
+        _, version, size = struct.unpack("<IHI", data[:10])
         assert data[:4] == b"NRUB" and version == 1, entry["file"]
         start = -(-(10 + size) // 256) * 256
         assert data[10 + size:start] == bytes(start - 10 - size), entry["file"]
@@ -77,7 +77,7 @@ def test_a_changed_refusal_fails_the_check(copy):
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
-import checkpoint_loader  # noqa: E402
+import checkpoint_loader
 
 
 @pytest.fixture(scope="module")
