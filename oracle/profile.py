@@ -321,8 +321,8 @@ CONCERNS: dict[str, tuple[str, ...]] = {
                    "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce"),
     "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
-              "packed_outer_reads_memory_order", "stores_packed_axis_innermost"),
-    "checkpoint": ("checkpoint_reader", "declared_length"),
+              "packed_outer_reads_memory_order", "stores_packed_axis_innermost", "checkpoint_reader",
+              "declared_length"),
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes"),
 }

@@ -18,7 +18,7 @@ from oracle import QuantScheme
 from oracle import checkpoint as ck
 
 from . import case, f32, rng, scheme
-from .load_quantized import _codes, _scales
+from .load_quantized import stored_codes, stored_scales
 
 # The release whose burn-pack and QuantizedBytes write each file of a load vector.
 WRITERS = {"0.22.0-pre.3": "burn-0.22.0-pre.3/flex", "0.22.1": "burn-0.22.1/flex",
@@ -41,8 +41,8 @@ def _parts(name: str, sch: dict, shape: tuple[int, ...]) -> dict:
     r = rng(f"checkpoint/{name}")
     count = max(o.blocks.num_params(shape, parsed), 1)
     two_level = parsed.global_scale_dtype() is not None
-    inputs = {"codes": _codes(r, parsed.value.name, shape),
-              "scales": _scales(r, parsed.scale_dtype().name, count, two_level)}
+    inputs = {"codes": stored_codes(r, parsed.value.name, shape),
+              "scales": stored_scales(r, parsed.scale_dtype().name, count, two_level)}
     if two_level:
         inputs["global"] = f32([float(np.float32(r.uniform(1e-5, 1e-4)))])
     return inputs

@@ -25,7 +25,7 @@ _INT_RANGE = {"Q8S": (-127, 127), "Q8F": (-128, 127), "Q4S": (-7, 7), "Q4F": (-8
               "Q2F": (-2, 1)}
 
 
-def _codes(r: np.random.Generator, value: str, shape: tuple[int, ...]) -> np.ndarray:
+def stored_codes(r: np.random.Generator, value: str, shape: tuple[int, ...]) -> np.ndarray:
     """Codes as a quantizer of ``value`` leaves them: integers in range, or finite minifloat bit patterns."""
     if value in _INT_RANGE:
         lo, hi = _INT_RANGE[value]
@@ -37,7 +37,7 @@ def _codes(r: np.random.Generator, value: str, shape: tuple[int, ...]) -> np.nda
     return np.where(special, bits & 0xF0, bits).astype(np.uint8).view(np.int8)
 
 
-def _scales(r: np.random.Generator, dtype: str, count: int, two_level: bool) -> np.ndarray:
+def stored_scales(r: np.random.Generator, dtype: str, count: int, two_level: bool) -> np.ndarray:
     """Block scales as burn's quantizer stores them: weight-like magnitudes, on the dtype's grid; a two-level
     scheme's UE4M3 block scales span the format's range (the global carries the magnitude)."""
     if two_level:
@@ -63,10 +63,10 @@ def _tensor_cases(name: str, sch: dict, shape: tuple[int, ...], reason: str, dty
     writes them: one vector per distinct layout (``every-release`` when they agree, as for a Native store)."""
     parsed = QuantScheme.from_json(sch)
     r = rng(f"load_quantized/{name}")
-    codes = _codes(r, parsed.value.name, shape)
+    codes = stored_codes(r, parsed.value.name, shape)
     count = max(o.blocks.num_params(shape, parsed), 1)
     two_level = parsed.global_scale_dtype() is not None
-    scales = _scales(r, parsed.scale_dtype().name, count, two_level)
+    scales = stored_scales(r, parsed.scale_dtype().name, count, two_level)
     glob = f32([float(np.float32(r.uniform(1e-5, 1e-4)))]) if two_level else None
     written = {layout: _stored(sch, codes, scales, glob, layout) for layout in WRITERS}
     if np.array_equal(*written.values()):

@@ -312,3 +312,30 @@ def test_every_reachable_catalogue_code_has_a_test():
     files = (Path(__file__), *sorted(Path(__file__).parent.glob("test_gpu_*.py")))
     tested = {code for f in files for code in re.findall(r'raises\(\s*"([a-z0-9_.]+)"', f.read_text())}
     assert set(o.CATALOGUE) - tested == {"bytes.values_fill_shape"}
+
+
+def test_burn_packs_errors_on_hostile_checkpoints():
+    """burn-pack's refusals (spec §13.5-§13.6), the texts worked from its Display impl (base.rs:331-345)."""
+    from oracle import checkpoint as ck
+    scheme = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S).per_block([4], ScaleDtype.F16)
+    qt = o.QTensor(np.arange(-4, 4, dtype=np.int8), np.array([0.5, 0.25], dtype=np.float32), None, scheme)
+    good = ck.save_checkpoint(qt, profile=FLEX)
+    load = ck.load_checkpoint
+    raises("checkpoint.invalid_header", "Invalid header: insufficient bytes", load, good[:9], profile=FLEX)
+    raises("checkpoint.invalid_magic", "Invalid magic number", load, b"BURN" + good[4:], profile=FLEX)
+    raises("checkpoint.invalid_version", "Unsupported version", load, good[:4] + b"\x07\x00" + good[6:], profile=FLEX)
+    raises("checkpoint.validation", "Validation error: File truncated: expected at least 268 bytes, got 267 bytes",
+           load, good[:-1], profile="burn-0.22.1/flex")
+    meta = ck.cbor_encode({"tensors": {"bias": {"dtype": {"QFloat": ck.scheme_to_serde(scheme)}, "shape": [8],
+                                                "data_offsets": [0, 12]}}})
+    other = ck.MAGIC.to_bytes(4, "little") + b"\x01\x00" + len(meta).to_bytes(4, "little") + meta
+    other += bytes(256 - len(other)) + good[256:]
+    raises("checkpoint.tensor_not_found", "Tensor not found: weight", load, other, profile=FLEX)
+    missing = ck.cbor_encode({"tensors": {"weight": {"shape": [8], "data_offsets": [0, 12]}}})
+    bad = ck.MAGIC.to_bytes(4, "little") + b"\x01\x00" + len(missing).to_bytes(4, "little") + missing
+    raises("checkpoint.metadata_deserialization",
+           'Metadata deserialization error: Semantic(None, "missing field `dtype`")', load, bad, profile=FLEX)
+    q4 = o.QTensor(np.zeros((3, 3), dtype=np.int8), np.array([1.0], dtype=np.float32), None,
+                   QuantScheme.default().with_value(QuantValue.Q4S))
+    raises("checkpoint.bytes_size_mismatch", "Tensor bytes size mismatch: tensor 'weight': deferred source has "
+           "inconsistent length (expected 16, got 13)", ck.save_checkpoint, q4, profile="burn-0.22.1/flex")

@@ -38,15 +38,18 @@ def test_a_profile_does_not_differ_from_itself():
     assert groups == [] and total == len(SUITE.vectors)
 
 
-def test_ndarray_0_22_1_differs_only_by_ue8m0():
-    """0.22.1 ndarray = 0.22.0-pre.3 ndarray + UE8M0 scales (docs/findings.md); the vectors that differ are exactly
-    those whose expectations differ byte for byte (ndarray's contracts are all exact)."""
+def test_ndarray_0_22_1_differs_only_by_ue8m0_and_its_checkpoint_reader():
+    """0.22.1 ndarray = 0.22.0-pre.3 ndarray + UE8M0 scales (docs/findings.md) and burn-pack 0.22.1's reader (spec
+    §13.6); the vectors that differ are exactly those whose expectations differ byte for byte (ndarray's contracts
+    are all exact)."""
     groups, _ = profile_diff.diff(SUITE, NDARRAY_PRE3, NDARRAY_0_22_1)
-    assert [g.fields for g in groups] == [("ue8m0",)]
-    assert sorted(groups[0].aliases) == sorted(v.alias for v in SUITE.vectors
-                                               if _raw_differ(v, NDARRAY_PRE3, NDARRAY_0_22_1))
+    assert [g.fields for g in groups] == [("ue8m0",), ("checkpoint_reader",)]
+    assert all(a.startswith("load_checkpoint/") for a in groups[1].aliases)
+    assert sorted(groups[0].aliases + groups[1].aliases) == sorted(v.alias for v in SUITE.vectors
+                                                                   if _raw_differ(v, NDARRAY_PRE3, NDARRAY_0_22_1))
     scales = {v.alias: {t for t in v.tags if t.startswith("scale:")} for v in SUITE.vectors}
-    assert all("scale:UE8M0" in scales[a] for a in groups[0].aliases)  # the MX formats' vectors among them
+    assert all("scale:UE8M0" in scales[a] for a in groups[0].aliases  # the MX formats' vectors among them
+               if not a.startswith("load_checkpoint/"))  # a file names no scheme in its params
 
 
 def test_flex_0_23_groups_name_the_change_each_vector_pins():

@@ -5,14 +5,12 @@
 
 use burn_pack::{Error as PackError, Reader, Tensor as PackTensor, Writer};
 use burn_std::quantization::quantized_data_len;
-use burn_std::{Bytes, DType, FloatDType, Shape, TensorData};
+use burn_std::{Bytes, DType, Shape, TensorData};
 use qconform_protocol::{Arr, Failure, Output, fail};
 use safetensors::tensor::Dtype;
 use serde_json::{Value, json};
 
 use crate::compat;
-use crate::ops::dequantized;
-use crate::target::Target;
 use crate::tensors::{Inputs, input, quantized_data, scheme_param, want_dtype};
 
 /// The record's one parameter: what a `Linear`'s quantized weight is called in a module record.
@@ -38,10 +36,19 @@ pub(crate) fn save_checkpoint(params: &Value, inputs: &Inputs) -> Result<Output,
     Ok(Output::tensors(vec![("file".into(), Arr::u8(vec![file.len()], file))]))
 }
 
-/// `BurnpackStore::from_bytes(..)` then `apply_to`: `Reader::from_bytes` and `into_tensors`, burn-store's
-/// `bridge::into_data` (`TensorData::from_bytes`), then `Tensor::from_data(..).dequantize()` (f32, on the device).
-/// Answers the descriptor as read (`name`, `shape`, `dtype` in Rust's `Debug` text), the payload bytes and `x`.
-pub(crate) fn load_checkpoint<T: Target>(inputs: &Inputs) -> Result<Output, Failure> {
+/// A record loaded as `BurnpackStore::from_bytes(..)` then `apply_to` does: `Reader::from_bytes` and
+/// `into_tensors`, then burn-store's `bridge::into_data` (`TensorData::from_bytes`).
+pub(crate) struct Loaded {
+    /// The descriptor as read: `name`, `shape`, `dtype` (Rust's `Debug` text).
+    pub values: Value,
+    /// The quantized tensor burn-store hands the module, its rank, and its payload bytes as read.
+    pub data: TensorData,
+    pub rank: usize,
+    pub payload: Arr,
+}
+
+/// The record's tensor `weight` of a burnpack file (ops.rs dequantizes it, as the module's first use would).
+pub(crate) fn load_checkpoint(inputs: &Inputs) -> Result<Loaded, Failure> {
     let file = input(inputs, "file")?;
     want_dtype(file, "file", Dtype::U8)?;
     let reader = Reader::from_bytes(Bytes::from_bytes_vec(file.data.clone())).or_else(pack_failure)?;
@@ -57,9 +64,7 @@ pub(crate) fn load_checkpoint<T: Target>(inputs: &Inputs) -> Result<Output, Fail
     }
     let rank = shape.num_dims();
     let data = TensorData::from_bytes(bytes, shape, dtype);
-    let mut out = dequantized::<T>(data, rank, FloatDType::F32)?;
-    out.tensors.push(("bytes".into(), Arr::u8(vec![payload.len()], payload)));
-    Ok(Output { values, tensors: out.tensors })
+    Ok(Loaded { values, data, rank, payload: Arr::u8(vec![payload.len()], payload) })
 }
 
 /// A burn-pack error as the protocol's error: one code per variant (docs/errors.md), burn's `Display` text.

@@ -155,7 +155,7 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         #[cfg(feature = "checkpoint")]
         "save_checkpoint" => crate::checkpoint::save_checkpoint(params, inputs),
         #[cfg(feature = "checkpoint")]
-        "load_checkpoint" => crate::checkpoint::load_checkpoint::<T>(inputs),
+        "load_checkpoint" => load_checkpoint::<T>(inputs),
         #[cfg(not(feature = "checkpoint"))]
         "save_checkpoint" | "load_checkpoint" => {
             qconform_protocol::unsupported("this build has no burn-pack (the `checkpoint` feature)")
@@ -305,7 +305,7 @@ fn dequantize<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fail
 
 /// A quantized `TensorData` of rank `rank` dequantized as `Tensor::dequantize` does: on the device for an
 /// f32 result, through the backend's `q_from_data` + `dequantize(.., dtype)` for f16/bf16.
-pub(crate) fn dequantized<T: Target>(data: TensorData, rank: usize, dtype: FloatDType) -> Result<Output, Failure> {
+fn dequantized<T: Target>(data: TensorData, rank: usize, dtype: FloatDType) -> Result<Output, Failure> {
     let out = if dtype == FloatDType::F32 {
         let device = T::device();
         with_rank!(rank, D, {
@@ -332,6 +332,16 @@ fn load_quantized<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, 
     let rank = shape.len();
     let data = TensorData::from_bytes_vec(bytes.data.clone(), shape, DType::QFloat(scheme));
     dequantized::<T>(data, rank, dtype)
+}
+
+/// A burnpack file's tensor `weight` (src/checkpoint.rs), then `Tensor::from_data(..).dequantize()` in f32 on the
+/// device: the descriptor as values, `x` and the payload `bytes`.
+#[cfg(feature = "checkpoint")]
+fn load_checkpoint<T: Target>(inputs: &Inputs) -> Result<Output, Failure> {
+    let loaded = crate::checkpoint::load_checkpoint(inputs)?;
+    let mut out = dequantized::<T>(loaded.data, loaded.rank, FloatDType::F32)?;
+    out.tensors.push(("bytes".into(), loaded.payload));
+    Ok(Output { values: loaded.values, tensors: out.tensors })
 }
 
 /// `TensorData::quantized(..).bytes`.
