@@ -110,6 +110,7 @@ class SuiteCollector(pytest.Collector):
 class QcSession:
     def __init__(self, config):
         from .expectations import Expectations, ExpectationsError
+        from .outputs import OutputError, check_file
         from .runner import Runner, RunnerError
         from .vectors import VectorError, default_suite_path, load_suite
 
@@ -123,12 +124,14 @@ class QcSession:
                                  expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
                                  diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"),
                                  hello_timeout=opt("qc_hello_timeout"), exact_burn=opt("qc_exact_burn"))
-        except (VectorError, ExpectationsError, RunnerError) as e:
-            raise pytest.UsageError(f"qconform: {e}") from None
+            if opt("qc_report"):  # before any vector: an unwritable path must not cost the run its report
+                check_file(opt("qc_report"))
+        except (VectorError, ExpectationsError, RunnerError, OutputError) as e:
+            raise pytest.UsageError(safe(f"qconform: {e}")) from None
         self.strict = opt("qc_strict")
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
-        self.start_error = None
+        self.start_error = self.write_error = None
         self.selected: list[str] | None = None  # node ids of the vectors this session was asked to run
         self._old_sigterm = _sigterm_as_interrupt(self._on_sigterm)
 
@@ -270,10 +273,15 @@ class QcSession:
         self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.final = self.report()
         path = self.config.getoption("qc_report")
-        if path:
-            rep.write(self.final, path)
         if rep.failed(self.final) and session.exitstatus == 0:  # e.g. strict and stale, or a vector not run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if path:
+            from .outputs import WRITE_FAILED, OutputError
+            try:
+                rep.write(self.final, path)
+            except OutputError as e:  # the verdict is still printed (the summary), then this error
+                self.write_error = safe(f"qconform: {e}")
+                session.exitstatus = WRITE_FAILED
 
     def pytest_unconfigure(self, config):
         if self._old_sigterm is not None:
@@ -285,3 +293,5 @@ class QcSession:
         from . import report as rep
         terminalreporter.section("qconform summary")
         terminalreporter.write_line(rep.format_text(self.final, failures=0).lstrip("\n"))
+        if self.write_error:
+            terminalreporter.write_line(self.write_error, red=True)

@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
+from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
+from ..terminal import safe
 
 DEFAULT_OUT = Path("out/fuzz")
 """Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
@@ -60,10 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ExpectationsError, OSError) as e:
         ap.error(str(e))
     try:
+        check_inside(args.out)  # before the work: minimal cases found after an hour must have somewhere to go
+    except OutputError as e:
+        ap.error(str(e))
+    try:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
                         jobs=args.jobs, formats=args.formats, expectations=expectations)
     except RunnerError as e:
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     except ValueError as e:  # nothing to draw inside the declared capabilities
         print(f"qconform fuzz: {e}", file=sys.stderr)
@@ -71,15 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cases = args.cases if args.cases is not None or args.time is not None else 2000
         report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
-                            log=lambda m: print(m, flush=True))
+                            log=lambda m: print(safe(m), flush=True))
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
+    print(safe("\n".join(report.lines())))  # messages and names are the backend's text
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
              f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else [])
-    print(f"\nsame cases again: {' '.join(rerun)}")
+    print(safe(f"\nsame cases again: {' '.join(rerun)}"))
+    if report.write_errors:
+        print(safe(f"qconform fuzz: {len(report.write_errors)} minimal cases not written: "
+                   f"{report.write_errors[0]}"), file=sys.stderr)
+        return WRITE_FAILED
     return 1 if report.failed else 0
 
 
@@ -125,8 +135,8 @@ def _digest(args, seed: int, ops) -> int:
         report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
-    return 1
+    print(safe("\n".join(report.lines())))
+    return WRITE_FAILED if report.write_errors else 1
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
+from ..outputs import OutputError, write_folder
 from ..vectors import Expected, Vector, vector_id, write_suite
 from ..formats import formats_of
 from .scope import scope_of
@@ -207,6 +208,9 @@ class Fuzzer:
                     div.written = self.write(div, Path(out))
                 except (OracleCrash, Undefined) as e:  # the divergence stays in the report, unwritten
                     log(f"[case {div.first_index}] not written as a vector: {e}")
+                except OutputError as e:  # a full disk: the summary is still printed, the exit status says so
+                    report.write_errors.append(str(e))
+                    log(f"[case {div.first_index}] not written: {e}")
         return report
 
     def _judged(self, indices, seconds, start):
@@ -308,11 +312,14 @@ class Fuzzer:
         entries = {p: expect(c, p) for p in PROFILES}
         tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
         folder = out / vector.id
-        write_suite(folder, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
-                              "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
-                              f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
-                    suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
-                    oracle_version=oracle.__version__)
+        # atomically (conformance/outputs.py); the folder is named by the case's content, so one already there
+        # is the same case from an earlier run and is replaced
+        write_folder(folder, lambda tmp: write_suite(
+            tmp, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
+                   "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
+                   f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
+            suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
+            oracle_version=oracle.__version__), force=True)
         return folder
 
 
@@ -447,6 +454,7 @@ class FuzzReport:
     divergences: dict[str, Divergence] = field(default_factory=dict)
     scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
     exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
+    write_errors: list[str] = field(default_factory=list)  # minimal cases that could not be written (why)
 
     @property
     def failed(self) -> bool:
