@@ -47,6 +47,8 @@ class LookupBackend:
             raise RuntimeError("boom")
         if fault == "surrogate":
             raise BackendError("x.y", SURROGATE)
+        if fault == "hang":  # in process: a call that never returns (qconform serve cannot stop it)
+            time.sleep(3600)
         outcome = answer(v, self.answer, fault)
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
@@ -105,7 +107,7 @@ def serve(backend):
         stdout.write(protocol.frame(protocol.encode_message(meta, tensors)))
         stdout.flush()
 
-    marker = os.environ.get("QC_TEST_MARKER")  # hanghello: hang in every handshake after the first
+    marker = os.environ.get("QC_TEST_MARKER")  # hang (or exit: QC_TEST_MARKER_EXIT) in every handshake after the first
     while True:
         head = stdin.read(4)
         if len(head) < 4:
@@ -113,6 +115,8 @@ def serve(backend):
         meta, tensors = protocol.decode_message(stdin.read(protocol.frame_length(head)))
         if meta["type"] == "hello":
             if marker and os.path.exists(marker):
+                if os.environ.get("QC_TEST_MARKER_EXIT"):
+                    os._exit(4)
                 time.sleep(3600)
             if marker:
                 open(marker, "w").close()
