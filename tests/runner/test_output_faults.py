@@ -185,3 +185,43 @@ def test_serve_refuses_a_non_loopback_host_without_the_flag(capsys):
     from conformance.cli import main
     assert main(["serve", "--backend", "oracle", "--host", "0.0.0.0"]) == 2
     assert "--allow-remote" in capsys.readouterr().err
+
+
+# ---- the fuzzer's outputs and printers --------------------------------------------------------------------
+
+EVIL_FUZZ = '''from conformance.protocol import BackendError
+
+
+class Backend:
+    def hello(self):
+        return {"name": "evil", "version": "1", "profile": "burn-0.22.1/flex"}
+
+    def run(self, op, params, inputs):
+        raise BackendError("x.y", %r)
+''' % SURROGATE
+
+
+def fuzz(tmp_path, env, *args, run=cli):
+    (tmp_path / "evil_fuzz.py").write_text(EVIL_FUZZ)
+    return run("fuzz", "--backend", "python:evil_fuzz:Backend", "--ops", "round_up", "--cases", "3", "--no-shrink",
+               "--seed", "1", *args, env=env, cwd=tmp_path)
+
+
+def test_fuzz_summary_escapes_a_lone_surrogate(tmp_path, env):
+    r = fuzz(tmp_path, env, "--out", "fz")
+    assert r.returncode == 1 and "DIVERGENCE x3" in r.stdout and "lone \\ud800 surrogate" in r.stdout, r.stderr
+    assert not [c for c in UNSAFE if c in r.stdout] and "Traceback" not in r.stderr
+    assert len(list((tmp_path / "fz").glob("*/manifest.json"))) == 1
+
+
+def test_fuzz_out_is_checked_before_the_run(tmp_path, env):
+    (tmp_path / "file").write_text("")
+    r = fuzz(tmp_path, env, "--out", "file/fz")
+    assert r.returncode == 2 and "file/fz" in r.stderr and "cases in" not in r.stdout, r.stdout + r.stderr
+
+
+def test_fuzz_that_cannot_write_its_minimal_case_still_prints_the_summary(tmp_path, env):
+    r = fuzz(tmp_path, env, "--out", "fz", run=lambda *a, **k: cli_full_disk(*a, **k, limit=256))
+    assert r.returncode == WRITE_FAILED and "DIVERGENCE x3" in r.stdout and "same cases again" in r.stdout, r.stderr
+    assert "minimal cases not written" in r.stderr and "Traceback" not in r.stderr
+    assert not list((tmp_path / "fz").glob("*/manifest.json")) and not list((tmp_path / "fz").glob(".*"))
