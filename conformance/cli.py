@@ -117,7 +117,12 @@ def _main(argv: list[str] | None) -> int:
         sub.add_parser(name, help=f"conformance.{name} (see qconform {name} --help)")
 
     args = ap.parse_args(argv)
-    return COMMANDS[args.command](args)
+    from .vectors import VectorError
+    try:
+        return COMMANDS[args.command](args)
+    except VectorError as e:  # a missing or hostile suite: named, exit 4, as `run` does
+        print(safe(f"qconform {args.command}: {e}"), file=sys.stderr)
+        return 4
 
 
 # ---- argument types: a bad value is argparse's usage error (exit 2), never blamed on the backend ---------

@@ -181,6 +181,15 @@ def test_bad_arguments_are_usage_errors(args, capsys):
     assert e.value.code == 2 and f"argument --{args[3].lstrip('-')}" in err, err
 
 
+@pytest.mark.parametrize("command", [["list", "--backend", "oracle"], ["explain", "x"],
+                                     ["repro", "x", "--backend", "oracle"], ["profiles", "--diff", "a", "b"]])
+def test_a_missing_suite_is_one_named_line_exit_4(tmp_path, command, capsys):
+    from conformance.cli import main
+    assert main([*command, "--vectors", str(tmp_path / "nowhere")]) == 4
+    err = capsys.readouterr().err
+    assert "nowhere/manifest.json: no such file" in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_serve_refuses_a_non_loopback_host_without_the_flag(capsys):
     from conformance.cli import main
     assert main(["serve", "--backend", "oracle", "--host", "0.0.0.0"]) == 2
