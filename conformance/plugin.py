@@ -41,6 +41,9 @@ def pytest_addoption(parser):
                 help="the backend is burn itself: burn's outcome only (no acceptable alternative of a burn bug, no "
                      "validation vector declined)")
     g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
+    g.addoption("--qc-junit-all", action="store_true",
+                help="--junitxml keeps the not-applicable vectors (as skipped); default: left out, like qconform's "
+                     "--junit")
 
 
 def pytest_configure(config):
@@ -79,7 +82,8 @@ class VectorItem(pytest.Item):
         verdict = self.qc.run(self.vector)
         self.user_properties.append((_PROP, json.dumps(verdict.to_json(), default=str)))
         if verdict.status == NOT_APPLICABLE:
-            pytest.skip(f"not applicable: {verdict.note}")
+            from .report.junit import NOT_APPLICABLE_REASON
+            pytest.skip(f"{NOT_APPLICABLE_REASON}{verdict.note}")
         if verdict.status == DECLINED:
             pytest.skip(f"declined by the backend: {verdict.note}")
         if verdict.status == SKIPPED:
@@ -286,6 +290,22 @@ class QcSession:
     def pytest_unconfigure(self, config):
         if self._old_sigterm is not None:
             signal.signal(signal.SIGTERM, self._old_sigterm)
+        self._prune_junit()
+
+    def _prune_junit(self):
+        """pytest's ``--junitxml`` file (written at session finish, before this) without the not-applicable
+        vectors, its counts and properties matching the summary (``report/junit.py``)."""
+        path = getattr(self.config.option, "xmlpath", None)
+        if self.is_worker or not path or not hasattr(self, "final"):
+            return
+        path = os.path.abspath(os.path.expanduser(os.path.expandvars(path)))  # as pytest's LogXML resolves it
+        if not os.path.exists(path):
+            return
+        from .report.junit import prune_pytest_junit
+        with open(path, encoding="utf-8") as f:
+            xml = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(prune_pytest_junit(xml, self.final, keep_not_applicable=self.config.getoption("qc_junit_all")))
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or not hasattr(self, "final") or self.config.option.collectonly:

@@ -49,15 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     ops = args.ops.split(",") if args.ops else None
+    from ..formats import get_format
+    try:
+        for name in args.formats:
+            get_format(name)
+    except ValueError as e:
+        ap.error(str(e))
     print(f"qconform fuzz: seed {seed}", flush=True)
     if args.digest:
         return _digest(args, seed, ops)
     from ..expectations import Expectations, ExpectationsError
-    from ..formats import get_format
     from .engine import Fuzzer
     try:
-        for name in args.formats:
-            get_format(name)
         expectations = Expectations.load(args.expectations) if args.expectations else None
     except (ValueError, ExpectationsError, OSError) as e:
         ap.error(str(e))
@@ -112,7 +115,7 @@ def _digest(args, seed: int, ops) -> int:
                 backends[spec] = open_backend(spec, timeout=args.timeout)
             start = time.monotonic()
             runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
-                                    capabilities=a.hello.capabilities)
+                                    capabilities=a.hello.capabilities, formats=args.formats)
             took = time.monotonic() - start
             print(f"digest {runs[spec].digest}  {spec}  ({cases} cases, profile {profile}, {took:.1f} s, "
                   f"{cases / took:,.0f}/s)", flush=True)
@@ -121,7 +124,7 @@ def _digest(args, seed: int, ops) -> int:
             return 0
         other = others[0]
         i = first_difference(backends[args.backend], backends[other], profile, seed=seed, cases=cases, ops=ops,
-                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints)
+                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints, formats=args.formats)
         print(f"digests differ; first differing case: {i}")
         if i is None:
             return 1
@@ -130,7 +133,7 @@ def _digest(args, seed: int, ops) -> int:
             b.close()
     # judge and shrink that case like a normal fuzz run would
     from .engine import Fuzzer
-    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout)
+    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout, formats=args.formats)
     try:
         report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
     finally:

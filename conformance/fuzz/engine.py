@@ -560,18 +560,22 @@ class DigestRun:
 
 
 def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start: int = 0,
-               progress=None, capabilities=None) -> DigestRun:
+               progress=None, capabilities=None, formats=()) -> DigestRun:
     """Cases ``start..start+cases`` through ``backend`` (no oracle, no judging): chain_i = sha256(chain_{i-1}
-    || sha256(outcome_i)); the chain starts from the seed, profile and ops. A case outside ``capabilities``
-    (default: the backend's own; pass the tested backend's when digesting the reference) is not sent and
-    hashes as "not applicable"."""
+    || sha256(outcome_i)); the chain starts from the seed, profile and ops (and the scope's formats, when there
+    is one). The cases are the ones ``qconform fuzz`` draws for ``capabilities`` (default: the backend's own;
+    pass the tested backend's when digesting the reference) and ``formats``: inside their scope (``scope_of``),
+    so case ``i`` is the same case in both runs and in a judged rerun of it. A case outside ``capabilities`` is
+    not sent and hashes as "not applicable"."""
     caps = capabilities if capabilities is not None else backend.hello.capabilities
-    chain = hashlib.sha256(json.dumps([seed, profile, ops or "all"]).encode()).digest()
+    scope = scope_of(caps, tuple(formats), ops)
+    head = [seed, profile, ops or "all"] + ([scope.labels()] if scope is not None else [])
+    chain = hashlib.sha256(json.dumps(head).encode()).digest()
     checkpoints = []
     batch = BATCH if hasattr(backend, "run_many") else 1
     for first in range(start, start + cases, batch):
         indices = range(first, min(first + batch, start + cases))
-        drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops) for i in indices]
+        drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops, scope) for i in indices]
         sent = [c for c in drawn if caps.not_applicable(_as_case(c, False)) is None]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -592,7 +596,7 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
 
 
 def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,
-                     ca: list[str], cb: list[str]) -> int | None:
+                     ca: list[str], cb: list[str], formats=()) -> int | None:
     """The first case where two backends answer differently: bisect over the checkpoints (the chains agree up
     to some checkpoint and differ after it, as a chain never re-converges), then replay that stretch."""
     lo, hi = 0, len(ca)  # first differing checkpoint is in [lo, hi]
@@ -605,8 +609,8 @@ def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,
     first = lo * CHECKPOINT
     caps = a.hello.capabilities
     for i in range(first, min(cases, first + CHECKPOINT)):
-        ra = digest_run(a, profile, seed=seed, cases=1, ops=ops, start=i)
-        rb = digest_run(b, profile, seed=seed, cases=1, ops=ops, start=i, capabilities=caps)
+        ra = digest_run(a, profile, seed=seed, cases=1, ops=ops, start=i, formats=formats)
+        rb = digest_run(b, profile, seed=seed, cases=1, ops=ops, start=i, capabilities=caps, formats=formats)
         if ra.digest != rb.digest:
             return i
     return None
