@@ -93,7 +93,7 @@ MUTATIONS = [
       "scheme = qt.scheme", "q_from_data keeps a packed store on every backend", LAYOUT, vectors=True),
     m("oracle/layout_checks.py", "kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]",
       "kept = len(size.dims) == 1 and new and new[-1] <= size.dims[0]",
-      "cubecl's split-block check off by one", ["tests/oracle/test_gpu_profiles.py"], vectors=True),
+      "cubecl's split-block check off by one", ["tests/oracle/test_gpu_profiles.py", "-k", "reshape"], vectors=True),
     # ---- oracle core ---------------------------------------------------------------------------------------
     m("oracle/scales.py", "return np.where(e == 0, np.float32(0.1), e).astype(np.float32, copy=False)",
       "return np.where(e <= 0, np.float32(0.1), e).astype(np.float32, copy=False)",
@@ -118,10 +118,11 @@ MUTATIONS = [
     # ---- adapters ------------------------------------------------------------------------------------------
     m("conformance/protocol.py", '    return struct.pack("<I", len(blob)) + blob',
       '    return struct.pack(">I", len(blob)) + blob', "frame length written big-endian",
-      ["tests/runner/test_protocol.py", "tests/runner/test_adapters.py"]),
+      ["tests/runner/test_protocol.py"]),
     m("conformance/backends/python.py", "            return Declined(e.reason)",
       '            return Fault("crashed", e.reason)', "Unsupported reported as a crash, not a decline",
-      ["tests/runner/test_capabilities.py", "tests/runner/test_adapters.py"]),
+      ["tests/runner/test_capabilities.py::test_a_declined_vector_is_counted_and_listed_never_failed",
+       "tests/runner/test_q8_0_example.py"]),
     # ---- gates ---------------------------------------------------------------------------------------------
     m("conformance/compare.py", "bad &= ~(np.isnan(want) & np.isnan(got))", "bad &= ~(np.isnan(want) | np.isnan(got))",
       "a NaN on one side only passes", ["tests/runner/test_compare.py"]),
@@ -216,7 +217,7 @@ def main(argv=None) -> int:
     tree = SCRATCH / "tree"
     copy_tree(tree)
     if not args.no_baseline:
-        selections = sorted({t for _, mu in chosen for t in mu.tests})
+        selections = sorted({t for _, mu in chosen for t in mu.tests if t.startswith("tests/") and "::" not in t})
         rc, tail = run(commands(Mutation("", "", "", "baseline", tuple(selections), True))[0], tree)
         print(f"baseline ({len(selections)} test files): rc {rc}", flush=True)
         if rc != 0:

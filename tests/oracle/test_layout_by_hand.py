@@ -102,11 +102,12 @@ def test_expand_broadcasts_unit_dims_and_adds_leading_ones():
 
 
 def test_matmul_rounds_the_exact_product_once():
-    """1 + 2^-24 + 2^-24 is 1 + 2^-23 exactly (0x3F800001); summed in f32 the first tie rounds to even and the
-    second addition is lost (0x3F800000)."""
-    lhs = np.array([[1.0, 2.0**-24, 2.0**-24]], np.float32)
-    out = apply(lhs, {"op": "matmul", "rhs": [1.0, 1.0, 1.0], "shape": [3, 1]})
-    assert bits(out) == [[0x3F800001]]
+    """[1 + 2^-12, 2^-15] . [1 + 2^-12, 2^-15] is 1 + 2^-11 + 2^-24 + 2^-30 exactly, just above the tie between
+    1 + 2^-11 and 1 + 2^-11 + 2^-23, so it rounds up: 0x3F801001. In f32 the first product is the tie itself and
+    rounds to even (1 + 2^-11, 0x3F801000); the 2^-30 then cannot lift it."""
+    lhs = np.array([[1 + 2.0**-12, 2.0**-15]], np.float32)
+    out = apply(lhs, {"op": "matmul", "rhs": [1 + 2.0**-12, 2.0**-15], "shape": [2, 1]})
+    assert bits(out) == [[0x3F801001]]
 
 
 def test_mul_scalar_rounds_in_f32():
@@ -223,6 +224,17 @@ def test_ndarray_block_permute_of_rank_3_moves_the_scale_grid():
     assert out["scales"].tolist() == [10, 20, 30, 40]  # the grid [1, 2, 2] -> [2, 1, 2]: the same order
     out = qlayout(BLOCK2, codes.reshape(2, 4), [10, 20, 30, 40], [{"op": "transpose"}], NDARRAY)
     assert out["scales"].tolist() == [10, 30, 20, 40]
+
+
+def test_ndarray_reshape_to_more_blocks_than_scales_panics_on_the_block_count():
+    """[1, 8] under per_block([4]) holds 2 scales; reshaped to [4, 2] the same block size gives 4 blocks (one per
+    row). The bytes are long enough (8 codes + 2 * 4 scale bytes = 16 = 4 * 4), so the reader is satisfied and
+    the strategy's one-scale-per-block assertion is what refuses it."""
+    codes = np.arange(1, 9, dtype=np.int8).reshape(1, 8)
+    with pytest.raises(o.BurnPanic) as e:
+        qlayout(Q8S.per_block([4], ScaleDtype.F32), codes, [1, 2], [{"op": "reshape", "shape": [4, 2]}], NDARRAY)
+    assert e.value.code == "ndarray.block_count"
+    assert "2 blocks for a Shape { dims: [4, 2] } tensor" in e.value.message
 
 
 def test_expand_of_a_quantized_tensor_is_a_float_tensor():
