@@ -18,7 +18,9 @@ from conformance.fuzz import engine
 from conformance.protocol import Error, Result
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
-OPS = ["quantize", "dequantize"]
+# dequantize first: a shrinker that accepted any divergence would turn a quantize case into the dequantize one,
+# whose defect shows on the smallest cases (a single zero code)
+OPS = ["dequantize", "quantize"]
 
 
 class TwoDefects:
@@ -29,7 +31,7 @@ class TwoDefects:
         self.ties = planted.Planted("ties-even", NDARRAY, planted.ties_even, ops=("quantize",))
         self.zero = planted.Planted("negative-zero-decode", NDARRAY, planted.negative_zero_decode,
                                     ops=("dequantize",))
-        self.caps = caps or {"ops": OPS, "values": ["Q8S", "Q8F"], "stores": ["Native"]}
+        self.caps = caps or {"ops": OPS}
 
     def hello(self):
         return {"name": "two-defects", "version": "1", "profile": NDARRAY, "capabilities": self.caps}
