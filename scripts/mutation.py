@@ -118,14 +118,14 @@ MUTATIONS = [
     # ---- adapters ------------------------------------------------------------------------------------------
     m("conformance/protocol.py", '    return struct.pack("<I", len(blob)) + blob',
       '    return struct.pack(">I", len(blob)) + blob', "frame length written big-endian",
-      ["tests/runner/test_protocol.py"]),
+      ["tests/runner/test_protocol.py", *GATES]),
     m("conformance/backends/python.py", "            return Declined(e.reason)",
       '            return Fault("crashed", e.reason)', "Unsupported reported as a crash, not a decline",
       ["tests/runner/test_capabilities.py::test_a_declined_vector_is_counted_and_listed_never_failed",
        "tests/runner/test_q8_0_example.py"]),
     # ---- gates ---------------------------------------------------------------------------------------------
     m("conformance/compare.py", "bad &= ~(np.isnan(want) & np.isnan(got))", "bad &= ~(np.isnan(want) | np.isnan(got))",
-      "a NaN on one side only passes", ["tests/runner/test_compare.py"]),
+      "a NaN on one side only passes", ["tests/runner/test_compare.py", *GATES]),
     m("conformance/compare.py", "bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)",
       "bad = ~np.isclose(w, g, rtol=rtol, atol=atol, equal_nan=True)",
       "the tolerance is relative to the backend's value, not burn's", GATES),

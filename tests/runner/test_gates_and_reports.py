@@ -134,3 +134,26 @@ def test_a_tolerance_contract_is_judged_at_its_bound(expected, actual, status):
     got = Result({"out": np.array([actual], np.float32)})
     assert np.float32(actual) == actual  # every value here is an f32, so the bound is met or missed exactly
     assert judge(_vector(expected), "p", got).status == status
+
+
+# ---- the exact contract's one equivalence: NaN == NaN, whatever the payload ---------------------------------
+
+NAN, OTHER_NAN = np.uint32(0x7FC00000).view(np.float32), np.uint32(0xFFC00001).view(np.float32)
+
+
+@pytest.mark.parametrize("expected,actual,status", [
+    (NAN, OTHER_NAN, PASSED),  # both NaN: equal, whatever the sign and payload
+    (NAN, np.float32(1.0), FAILED),
+    (np.float32(1.0), NAN, FAILED),
+    (np.float32(0.0), np.float32(-0.0), FAILED),  # bit patterns: the sign of zero counts
+])
+def test_the_exact_contract_treats_only_two_nans_as_equal(expected, actual, status):
+    exp = Expected(outputs={"x": np.array([expected], np.float32)})
+    vector = Vector("vid", "dequantize/q8s/nan", "dequantize", {}, {}, {"p": exp})
+    assert judge(vector, "p", Result({"x": np.array([actual], np.float32)})).status == status
+
+
+def test_a_frame_is_a_little_endian_length_and_the_blob():
+    from conformance.protocol import frame, frame_length
+    assert frame(b"\x01" * 258) == b"\x02\x01\x00\x00" + b"\x01" * 258  # 258 = 0x0102, low byte first
+    assert frame_length(b"\x02\x01\x00\x00") == 258
