@@ -157,3 +157,13 @@ def test_a_frame_is_a_little_endian_length_and_the_blob():
     from conformance.protocol import frame, frame_length
     assert frame(b"\x01" * 258) == b"\x02\x01\x00\x00" + b"\x01" * 258  # 258 = 0x0102, low byte first
     assert frame_length(b"\x02\x01\x00\x00") == 258
+
+
+def test_a_fuzz_class_is_named_by_its_most_specific_match():
+    """With no explanation, a class is named by its whole-answer matches; a one-rule mutant is more specific than
+    a whole other profile, so only the mutants name it."""
+    from conformance.fuzz.engine import signature
+    v = Verdict("id", "a", "quantize", "p", FAILED, kind="mismatch")
+    v.diagnosis = {"matches": ["profile burn-0.22.1/flex", "mutant ties-even", "mutant no-clamp"],
+                   "descriptions": {"mutant ties-even": "ties to even"}, "explanations": [], "classes": []}
+    assert signature(None, v) == "mismatch: matches mutant no-clamp; mutant ties-even (ties to even)"
