@@ -167,3 +167,16 @@ def test_a_fuzz_class_is_named_by_its_most_specific_match():
     v.diagnosis = {"matches": ["profile burn-0.22.1/flex", "mutant ties-even", "mutant no-clamp"],
                    "descriptions": {"mutant ties-even": "ties to even"}, "explanations": [], "classes": []}
     assert signature(None, v) == "mismatch: matches mutant no-clamp; mutant ties-even (ties to even)"
+
+
+def test_the_report_gate_fails_a_strict_run_on_a_passing_xfail_alone():
+    """The report's own gate (what `qconform report` and the plugin's exit status read), apart from pytest's
+    XPASS(strict): one xpassed vector, nothing unmatched."""
+    from conformance.compare import XPASSED
+    verdicts = [Verdict("id0", "a", "quantize", "p", PASSED), Verdict("id1", "b", "quantize", "p", XPASSED)]
+
+    def built(strict):
+        return rep.build(verdicts, backend={"name": "b", "version": "1"}, profile="p",
+                         suite={"name": "s", "vectors": 2, "digest": "ab" * 32}, stale=[], strict=strict, started=0.0)
+    assert built(True)["expectations"]["unmatched"] == []
+    assert rep.failed(built(True)) and not rep.failed(built(False))
