@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 QC := $(VENV)/bin/qconform
 PYTHON ?= python3
 
-.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench clean
+.PHONY: setup run test test-python vectors-check docs-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench mutation clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,12 @@ burn-gpu: setup lavapipe
 bench: setup
 	$(PY) bench/bench_oracle.py
 	$(PY) bench/bench_adapters.py
+
+## The project's own mutation check (not in CI, tens of minutes): small realistic bugs of the project's code, each
+## applied alone in a scratch copy under /tmp, its targeted tests run; caught/missed in out/mutation.json and
+## docs/verification.md.
+mutation: setup
+	nice $(PY) scripts/mutation.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

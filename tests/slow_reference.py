@@ -822,3 +822,188 @@ def dequantize(qt: SlowQTensor, out_name="f32", profile=PRE3_NDARRAY) -> list[fl
                 out.append(mul(cast(float(q), fmt), cast(s, fmt), fmt))
         return out
     raise ValueError(profile)
+
+
+# --------------------------------------------------------------------------------------------
+# Layout steps (§9): one ``Tensor`` call, element by element
+# --------------------------------------------------------------------------------------------
+#
+# A step maps each output coordinate to the input coordinate it reads (burn-tensor's documented semantics of
+# each call), so a tensor is a flat row-major list and its shape. Quantized tensors in motion follow §9.1-9.3
+# for the two CPU backends of 0.22.0-pre.3: ndarray moves the codes and keeps the scale list (permutes move the
+# scale grid and the block dims with the axes); flex moves per-tensor codes and requantizes a block tensor with
+# its own calibration; both requantize gather / repeat_dim / cat through the public quantize_dynamic and return
+# floats for expand and arithmetic.
+
+
+def _permutation(step: dict, rank: int) -> list[int]:
+    axes = list(range(rank))
+    if step["op"] == "transpose":
+        axes[rank - 2], axes[rank - 1] = axes[rank - 1], axes[rank - 2]
+    elif step["op"] == "swap_dims":
+        a, b = step["dims"]
+        axes[a], axes[b] = axes[b], axes[a]
+    else:
+        axes = list(step["axes"])
+    return axes
+
+
+def _source(step: dict, shape: tuple) -> tuple[tuple, object]:
+    """The output shape of a pure move, and the function output coordinates -> input coordinates."""
+    op, rank = step["op"], len(shape)
+    if op in ("transpose", "swap_dims", "permute"):
+        axes = _permutation(step, rank)
+
+        def back(c):
+            src = [0] * rank
+            for i, a in enumerate(axes):
+                src[a] = c[i]
+            return src
+        return tuple(shape[a] for a in axes), back
+    if op == "flip":
+        flipped = set(step["axes"])
+        return shape, lambda c: [shape[i] - 1 - x if i in flipped else x for i, x in enumerate(c)]
+    if op == "slice":
+        ranges = [list(r) for r in step["ranges"]] + [[0, n, 1] for n in shape[len(step["ranges"]):]]
+        out = tuple(len(range(min(a, n), min(b, n), by)) for (a, b, by), n in zip(ranges, shape))
+        return out, lambda c: [a + x * by for x, (a, _, by) in zip(c, ranges)]
+    if op == "select":
+        dim, idx = step["dim"], list(step["indices"])
+        out = tuple(len(idx) if i == dim else n for i, n in enumerate(shape))
+        return out, lambda c: [idx[x] if i == dim else x for i, x in enumerate(c)]
+    if op == "gather":
+        dim, idx, out = step["dim"], list(step["indices"]), tuple(step["shape"])
+        return out, lambda c: [idx[ravel(c, out)] if i == dim else x for i, x in enumerate(c)]
+    if op in ("cat", "repeat_dim"):  # whole copies of the tensor one after the other along dim
+        dim, k = step["dim"], step["copies" if op == "cat" else "times"]
+        out = tuple(n * k if i == dim else n for i, n in enumerate(shape))
+        return out, lambda c: [x % shape[i] if i == dim else x for i, x in enumerate(c)]
+    if op == "expand":
+        out = tuple(step["shape"])
+        lead = len(out) - rank
+        return out, lambda c: [0 if shape[i] == 1 else c[i + lead] for i in range(rank)]
+    raise ValueError(f"not a move: {op}")
+
+
+def _matmul(vals, shape, step) -> tuple[list[float], tuple]:
+    """The exact product (rationals) rounded once to f32; batch dims broadcast."""
+    rhs, rshape = [f32(v) for v in step["rhs"]], tuple(step["shape"])
+    m, k, n = shape[-2], shape[-1], rshape[-1]
+    batch = tuple(max(a, b) for a, b in zip(shape[:-2], rshape[:-2]))
+    out_shape = batch + (m, n)
+    out = []
+    for flat in range(math.prod(out_shape)):
+        c = unravel(flat, out_shape)
+        lb = [0 if s == 1 else x for x, s in zip(c[:-2], shape[:-2])]
+        rb = [0 if s == 1 else x for x, s in zip(c[:-2], rshape[:-2])]
+        total = sum(Fraction(vals[ravel(lb + [c[-2], j], shape)]) * Fraction(rhs[ravel(rb + [j, c[-1]], rshape)])
+                    for j in range(k))
+        out.append(_round(total, F32))
+    return out, out_shape
+
+
+def layout_step(vals: list, shape, step: dict) -> tuple[list, tuple]:
+    """One step on a flat row-major list (floats, or integer codes for a move)."""
+    shape = tuple(shape)
+    op = step["op"]
+    if op == "reshape":
+        assert math.prod(step["shape"]) == len(vals)
+        return list(vals), tuple(step["shape"])
+    if op == "mul_scalar":
+        return [mul(v, f32(step["value"]), F32) for v in vals], shape
+    if op == "matmul":
+        return _matmul(vals, shape, step)
+    out, back = _source(step, shape)
+    return [vals[ravel(back(unravel(i, out)), shape)] for i in range(math.prod(out))], out
+
+
+def layout_view(vals: list, shape, steps: list[dict]) -> tuple[list, tuple]:
+    shape = tuple(shape)
+    for s in steps:
+        vals, shape = layout_step(vals, shape, s)
+    return vals, shape
+
+
+MOVES = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select")
+PERMUTES = ("transpose", "swap_dims", "permute")
+REQUANTIZED = ("gather", "repeat_dim", "cat")  # not forwarded by Dispatch: the trait default on every CPU backend
+
+
+def _flex_private_quantize(vals, shape, scheme: SlowScheme, profile: str) -> SlowQTensor:
+    """burn-flex's own quantize_dynamic, behind its per-block layout ops: per block alpha = the largest |x|
+    (from 0, NaN skipped), s = 2 alpha / (b - a), validated; one-level schemes only here."""
+    assert not scheme.is_two_level()
+    a, b = scheme.range()
+    nblocks = math.prod(num_blocks(shape, scheme.block))
+    peaks = [0.0] * nblocks
+    for i, v in enumerate(vals):
+        j = block_of(i, shape, scheme.block)
+        if not is_nan(v) and abs(v) > peaks[j]:
+            peaks[j] = abs(v)
+    raw = [div(mul(2.0, p, F32), float(b - a), F32) for p in peaks]
+    return quantize(vals, shape, "f32", scheme, raw, "f32", None, profile)
+
+
+def _permute_block(scheme: SlowScheme, rank: int, axes) -> SlowScheme:
+    dims = to_dim_vec(scheme.block, rank)
+    return SlowScheme(scheme.value, scheme.store, scheme.mode, scheme.tensor,
+                      canonical_block([dims[a] for a in axes]), scheme.block_dtype)
+
+
+def _ndarray_values(qt: SlowQTensor, profile: str) -> list[float]:
+    """ndarray's dequantize of what it holds: the bytes re-read for the current shape (a kept scale list may be
+    too short for it), then one scale per block asserted."""
+    if qt.scheme.block is not None:
+        blocks = math.prod(num_blocks(qt.shape, qt.scheme.block))
+        if len(qt.codes) + 4 * len(qt.scales) < 4 * blocks:
+            raise SlowPanic("Bytes too short")
+        if blocks != len(qt.scales):
+            raise SlowPanic(f"Invalid per-block quantization: {len(qt.scales)} blocks for a "
+                            f"{_shape_debug(qt.shape)} tensor")
+    return dequantize(qt, "f32", profile)
+
+
+def _values(held, profile: str) -> list[float]:
+    if not isinstance(held, SlowQTensor):
+        return held[0]
+    return _ndarray_values(held, profile) if profile == PRE3_NDARRAY else dequantize(held, "f32", profile)
+
+
+def qlayout_step(held, step: dict, profile: str):
+    """One ``Tensor`` call on what the backend holds: a SlowQTensor, or (values, shape) once it is float."""
+    if not isinstance(held, SlowQTensor):
+        return layout_step(held[0], held[1], step)
+    op, rank, scheme = step["op"], len(held.shape), held.scheme
+    if op in ("swap_dims", "permute") and _permutation(step, rank) == list(range(rank)):
+        return held  # burn-tensor returns the tensor itself: no backend call
+    if op in ("expand", "mul_scalar", "matmul"):
+        return layout_step(_values(held, profile), held.shape, step)
+    if op in REQUANTIZED:
+        vals, shape = layout_step(_values(held, profile), held.shape, step)
+        return quantize_dynamic(vals, shape, "f32", scheme, profile)
+    if profile == PRE3_FLEX and scheme.block is not None:  # block_safe_layout_op
+        vals, shape = layout_step(dequantize(held, "f32", profile), held.shape, step)
+        if op in PERMUTES:
+            scheme = _permute_block(scheme, rank, _permutation(step, rank))
+        return _flex_private_quantize(vals, shape, scheme, profile)
+    codes, shape = layout_step(held.codes, held.shape, step)
+    scales = held.scales
+    if profile == PRE3_NDARRAY and op in PERMUTES and scheme.block is not None:  # q_permute: the grid follows
+        grid = num_blocks(held.shape, scheme.block)
+        if len(scales) != math.prod(grid):
+            raise SlowPanic("ndarray::ShapeError rebuilding the scale grid")
+        scales, _ = layout_step(scales, grid, step)
+        scheme = _permute_block(scheme, rank, _permutation(step, rank))
+    return SlowQTensor(codes, shape, scales, held.global_scale, scheme)
+
+
+def qlayout(codes: list[int], shape, scales: list[float], scheme: SlowScheme, steps: list[dict], profile: str):
+    """A Native Q8S/Q8F tensor built from its parts (one-level or per-tensor F32 scales), the steps, the result:
+    ``(x, held)`` with ``x`` the dequantized values and ``held`` the SlowQTensor (``None`` for a float result)."""
+    assert profile in (PRE3_NDARRAY, PRE3_FLEX) and scheme.store == "Native"
+    held = SlowQTensor(list(codes), tuple(shape), list(scales), None, scheme)
+    for s in steps:
+        held = qlayout_step(held, s, profile)
+    if isinstance(held, SlowQTensor):
+        return _values(held, profile), held
+    return held[0], None

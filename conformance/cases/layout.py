@@ -37,15 +37,23 @@ STEPS = {
     "flip-rows": ([{"op": "flip", "axes": [0]}], "flip along rows: 1-D blocks keep their elements, in other rows"),
     "flip-cols": ([{"op": "flip", "axes": [1]}], ("flip along the blocked axis: each block's elements move to the "
                                                  "mirrored block")),
+    "flip-both": ([{"op": "flip", "axes": [0, 1]}], "flip along both axes at once: every element to the mirrored "
+                                                     "position of the whole tensor (issue 26)"),
     "slice-rows": ([{"op": "slice", "ranges": [[1, 3, 1], [0, 8, 1]]}], ("rows 1..3: the scales of rows 0 and 3 "
                                                                       "must go")),
     "slice-cols": ([{"op": "slice", "ranges": [[0, 4, 1], [4, 8, 1]]}], "the second block of every row"),
+    "slice-stepped": ([{"op": "slice", "ranges": [[0, 4, 2], [1, 8, 3]]}], ("steps of 2 and 3 on both dims: rows 0 "
+                                                                         "and 2, columns 1, 4 and 7")),
     "select-rows": ([{"op": "select", "dim": 0, "indices": [3, 0]}], "rows 3 and 0, in that order"),
     "select-cols": ([{"op": "select", "dim": 1, "indices": [0, 5, 6, 7]}], "columns across two blocks"),
     "repeat-dim": ([{"op": "repeat_dim", "dim": 0, "times": 2}], "the default dequantize -> repeat -> requantize"),
     "gather": ([{"op": "gather", "dim": 1, "indices": [7, 0, 3, 4] * 4, "shape": [4, 4]}],
                "Dispatch does not forward q_gather: the trait default requantizes, even on CPU"),
     "cat": ([{"op": "cat", "dim": 1, "copies": 2}], "q_cat dequantizes, concatenates and requantizes"),
+    "cat-rows": ([{"op": "cat", "dim": 0, "copies": 2}], "cat along the first dim: the copies stack as new rows"),
+    "repeat-cols": ([{"op": "repeat_dim", "dim": 1, "times": 2}], "repeat along the last dim: each row tiled"),
+    "gather-rows": ([{"op": "gather", "dim": 0, "indices": [3, 0, 1, 2, 2, 1, 0, 3] * 2, "shape": [2, 8]}],
+                    "gather along the first dim: each column reads its own rows"),
     "expand": ([{"op": "reshape", "shape": [1, 4, 8]}, {"op": "expand", "shape": [2, 4, 8]}],
                "burn-tensor's expand dequantizes: the result is a float tensor"),
     "mul-scalar": ([{"op": "mul_scalar", "value": 2.0}], "arithmetic on a quantized tensor returns floats (q * 2)"),
@@ -123,6 +131,7 @@ VIEWS = {
     "sliced": ([{"op": "slice", "ranges": [[0, 4, 1], [2, 6, 1]]}], "a column slice: strided rows"),
     "stepped": ([{"op": "slice", "ranges": [[0, 4, 2], [0, 8, 1]]}], "every other row (a step of 2)"),
     "flipped": ([{"op": "flip", "axes": [1]}], "a flipped view (negative strides where the backend has them)"),
+    "flipped-both": ([{"op": "flip", "axes": [0, 1]}], "a view flipped along both axes"),
     "expanded": ([{"op": "slice", "ranges": [[1, 2, 1], [0, 8, 1]]}, {"op": "expand", "shape": [4, 8]}],
                  "a broadcast view: one row repeated with stride 0"),
 }
