@@ -15,7 +15,7 @@ from conformance.backends.oracle import run_oracle
 from conformance.backends.python import PythonBackend
 from conformance.cases import Case
 from conformance.fuzz import engine
-from conformance.protocol import Error, Result
+from conformance.protocol import BackendError, Error, Result
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 # dequantize first: a shrinker that accepted any divergence would turn a quantize case into the dequantize one,
@@ -222,3 +222,38 @@ def test_merged_classes_add_their_counts():
         "mismatch: codes: tie-breaking rule": (5, {"quantize": 4, "quantize_dynamic": 1}),
         "mismatch: x: signed zero": (4, {"dequantize": 4})}
     assert merged["mismatch: codes: tie-breaking rule"].first_index == 4  # the larger class keeps its first case
+
+
+class SizeDependent:
+    """dequantize with one defect on tensors of 4 elements or more (the last output negated) and another below
+    (a panic where burn answers): shrinking a case of the first crosses into the second as soon as it goes under 4
+    elements, so a shrinker that took any divergence would end in the other class."""
+
+    def __init__(self):
+        self.exact = planted.Planted("exact", NDARRAY, lambda *a: a[1], ops=("dequantize",))
+
+    def hello(self):
+        return {"name": "size-dependent", "version": "1", "profile": NDARRAY,
+                "capabilities": {"ops": ["dequantize"], "input_dtypes": ["f32"]}}
+
+    def run(self, op, params, inputs):
+        out = self.exact.run(op, params, inputs)  # burn's outputs, or burn's panic raised
+        x = np.array(out["x"], copy=True)
+        flat = x.reshape(-1)
+        if flat.size < 4:
+            raise BackendError("tensor.too_small", "a planted panic on tensors under 4 elements")
+        flat[-1] = -flat[-1]
+        return {**out, "x": x}
+
+
+def test_the_shrinker_does_not_cross_into_another_class():
+    backend = PythonBackend(SizeDependent())
+    f = engine.Fuzzer("size-dependent", backend=backend, seed=3, ops=["dequantize"])
+    report = f.run(cases=40, shrink=False, log=lambda m: None)
+    big = {s: d for s, d in report.divergences.items() if sum(a.size for a in d.case.inputs.values()) >= 8}
+    assert big, report.divergences  # a class found on a case of 4 elements or more
+    for sig, div in big.items():
+        f.shrink(div, budget_s=8)
+        assert f.judge(div.case)[1] == sig, "the shrunk case left its class"
+        assert np.asarray(div.case.inputs["codes"]).size >= 4
+    f.close()
