@@ -5,9 +5,18 @@ under ``--answer`` (default: the claimed profile). That makes it a perfect backe
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
-hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail.
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, and those of
+faults in patterns (issue 25): dribble, hugelength, exit75.
+
+Faults in patterns: ``--fault KIND:#N`` strikes the N-th request the backend reads in the whole run, counted
+across restarts in the file named by ``QC_TEST_COUNTS`` (so a fault can strike once, mid-batch, and not again
+when the runner sends the request's successors to a fresh process); ``--hello ok,die,ok,hang`` answers the
+k-th handshake of the run (same file) as the k-th word says, the last word repeating. ``--oracle SPEC``
+(``oracle:PROFILE``, ``mutant:NAME``) answers any request from the oracle instead of a suite's expectations, so
+the fuzzer can be pointed at it (faults then by ``#N`` or ``*`` only).
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
+    python lookup_backend.py --oracle SPEC [--fault hang:#5] [--hello ok,die,ok]
 """
 
 import argparse
@@ -39,6 +48,9 @@ class LookupBackend:
         v = self.suite.get(vector_id(op, params, inputs))
         return v, self.faults.get(v.alias, self.faults.get("*"))
 
+    def reply(self, rid, v, fault, meta, tensors):
+        return protocol.reply_message(rid, answer(v, self.answer, fault))
+
     def run(self, op, params, inputs):
         v, fault = self.fault_for(op, params, inputs)
         if fault == "raise":
@@ -47,6 +59,40 @@ class LookupBackend:
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
         return outcome.outputs | outcome.values
+
+
+class OracleAnswers:
+    """Answers every request from an oracle backend (``oracle:PROFILE`` or ``mutant:NAME``), claiming what it
+    claims; faults by request ordinal (``#N``) or ``*``."""
+
+    def __init__(self, spec, faults=(), caps=None):
+        from conformance.backends import open_backend
+        self.oracle = open_backend(spec)
+        self.faults = dict(f.split(":", 1)[::-1] for f in faults)
+        self.caps = caps or {}
+
+    def hello(self):
+        return {"name": "lookup-oracle", "version": "1", "profile": self.oracle.hello.profile,
+                "capabilities": self.caps}
+
+    def fault_for(self, op, params, inputs):
+        return None, self.faults.get("*")
+
+    def reply(self, rid, v, fault, meta, tensors):
+        return protocol.reply_message(rid, self.oracle.run(meta["op"], meta["params"], tensors))
+
+
+def tick(counter: str) -> int:
+    """The run-wide ordinal (1, 2, ...) of this event, kept in the JSON file named by QC_TEST_COUNTS."""
+    path = os.environ.get("QC_TEST_COUNTS")
+    if not path:
+        return 0
+    counts = json.loads(open(path).read()) if os.path.exists(path) else {}
+    counts[counter] = counts.get(counter, 0) + 1
+    with open(path + ".tmp", "w") as f:
+        f.write(json.dumps(counts))
+    os.replace(path + ".tmp", path)
+    return counts[counter]
 
 
 def from_env():
@@ -90,7 +136,7 @@ def hostile(fault, rid):
     return None
 
 
-def serve(backend):
+def serve(backend, hellos=("ok",)):
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 
     def send(meta, tensors=None):
@@ -104,6 +150,11 @@ def serve(backend):
             return
         meta, tensors = protocol.decode_message(stdin.read(protocol.frame_length(head)))
         if meta["type"] == "hello":
+            how = hellos[min(tick("hello"), len(hellos)) - 1]
+            if how == "die":
+                os._exit(1)
+            if how == "hang":
+                time.sleep(3600)
             if marker and os.path.exists(marker):
                 time.sleep(3600)
             if marker:
@@ -113,7 +164,8 @@ def serve(backend):
         if meta["type"] == "bye":
             return
         v, fault = backend.fault_for(meta["op"], meta["params"], tensors)
-        print(f"request {meta['id']} {v.alias}", file=sys.stderr, flush=True)
+        fault = backend.faults.get(f"#{tick('request')}", fault)
+        print(f"request {meta['id']} {v.alias if v else meta['op']}", file=sys.stderr, flush=True)
         blob = hostile(fault, meta["id"])
         if blob is not None:
             stdout.write(protocol.frame(blob))
@@ -146,6 +198,19 @@ def serve(backend):
             n = int(os.environ.get("QC_TEST_BIG", str(32 << 20)))
             send({"type": "result", "id": meta["id"], "values": {}}, {"big": np.zeros(n, np.uint8)})
             continue
+        if fault == "dribble":  # a whole valid reply, one byte every 20 ms: a steady trickle past any deadline
+            reply, out = backend.reply(meta["id"], v, fault, meta, tensors)
+            for byte in protocol.frame(protocol.encode_message(reply, out)):
+                stdout.write(bytes([byte]))
+                stdout.flush()
+                time.sleep(0.02)
+            continue
+        if fault == "hugelength":  # a frame length just under the 1 GiB cap, a plausible blob start, then nothing
+            stdout.write(struct.pack("<IQ", protocol.MAX_FRAME, 100) + b"{")
+            stdout.flush()
+            time.sleep(3600)
+        if fault == "exit75":  # the device is lost before this request is even read: exit for a fresh process
+            os._exit(75)
         if fault == "crash":
             print("about to crash!", file=sys.stderr, flush=True)
             os._exit(3)
@@ -162,7 +227,7 @@ def serve(backend):
         if fault == "noise":
             stdout.write(b"debug print\n")
         rid = "nope" if fault == "wrongid" else meta["id"]
-        reply, out = protocol.reply_message(rid, answer(v, backend.answer, fault))
+        reply, out = backend.reply(rid, v, fault, meta, tensors)
         send(reply, out)
         if fault == "tempfail":  # a normal reply, then exit 75 (a lost device) a little later, once the runner
             time.sleep(0.2)      # has sent its next request: that request is to be sent again, not blamed
@@ -174,13 +239,17 @@ def serve(backend):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", required=True)
-    ap.add_argument("--claim", required=True)
+    ap.add_argument("--suite")
+    ap.add_argument("--claim")
+    ap.add_argument("--oracle", metavar="SPEC")
+    ap.add_argument("--hello", default="ok", help="comma-separated: ok, die or hang, per handshake of the run")
     ap.add_argument("--answer")
     ap.add_argument("--fault", action="append", default=[])
     ap.add_argument("--caps", type=json.loads, default={})
     a = ap.parse_args()
-    serve(LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps))
+    backend = OracleAnswers(a.oracle, a.fault, a.caps) if a.oracle else \
+        LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps)
+    serve(backend, a.hello.split(","))
 
 
 if __name__ == "__main__":
