@@ -43,7 +43,7 @@ from ..protocol import (
     text_hint,
 )
 from .base import BackendStartError
-from .reap import kill_tree
+from .reap import kill_tree, snapshot
 
 STDERR_LINES = 200
 STDERR_LINE_BYTES = 2000  # longer lines are cut (a line without newline must not grow without bound)
@@ -142,12 +142,13 @@ class SubprocessBackend:
         obj, _, _ = self._exchange(encode_message(HELLO), self.hello_timeout)
         return parse_hello(obj)
 
-    def _kill(self):
-        """Kill the child and everything it started, even helpers that left its process group, and reap it."""
+    def _kill(self, known: dict | None = None):
+        """Kill the child and everything it started, even helpers that left its process group (``known``: a
+        snapshot of its descendants taken while it was alive), and reap it."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        kill_tree(proc.pid, pipes=(self._in, self._out))
+        kill_tree(proc.pid, pipes=(self._in, self._out), known=known)
         self._sel.close()
         if self._exited is not None:
             os.close(self._exited)
@@ -160,13 +161,15 @@ class SubprocessBackend:
         self.stderr.thread.join(timeout=1)
 
     def close(self):
+        helpers = None
         if self.proc is not None and not self._busy:  # interrupted mid-request: it would not read a bye
+            helpers = snapshot(self.proc.pid)  # once it exits, its helpers are no longer its descendants
             try:
                 os.write(self._in, _frame_prefix(blob := encode_message({"type": "bye"})) + blob)
                 self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self._kill()
+        self._kill(helpers)
 
     def _stderr_suffix(self) -> str:
         text = self.stderr.text() if getattr(self, "stderr", None) else ""

@@ -6,7 +6,7 @@ oracle), a wrong one (answer with another profile while claiming the first), or 
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
 hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, and those of
-faults in patterns (issue 25): dribble, hugelength, exit75.
+faults in patterns (issue 25): dribble, hugelength, exit75, helper.
 
 Faults in patterns: ``--fault KIND:#N`` strikes the N-th request the backend reads in the whole run, counted
 across restarts in the file named by ``QC_TEST_COUNTS`` (so a fault can strike once, mid-batch, and not again
@@ -186,6 +186,12 @@ def serve(backend, hellos=("ok",)):
             with open(os.environ["QC_TEST_PIDS"], "w") as f:
                 f.write(f"{os.getpid()} {helper.pid}\n")
             time.sleep(3600)
+        if fault == "helper":  # a helper in its own session, left running; then a normal reply
+            helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                      start_new_session=True, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(os.environ["QC_TEST_PIDS"], "w") as f:
+                f.write(f"{os.getpid()} {helper.pid}\n")
         if fault in ("escapes", "escapes-crash"):
             print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
         if fault == "escapes-crash":

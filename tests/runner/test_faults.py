@@ -342,6 +342,19 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
     assert not alive(backend) and not alive(helper)  # the helper had left the backend's session
 
 
+def test_a_normal_run_leaves_no_setsid_helper(tmp_path, suite_dir, lookup_cmd, monkeypatch):
+    """The backend exits on the run's ``bye``; the helper it started in its own session goes with it."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("QC_TEST_PIDS", str(pids))
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"helper:{TIES}"))
+    assert all(x.status == PASSED for x in v.values())
+    backend, helper = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while (alive(backend) or alive(helper)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(backend) and not alive(helper)
+
+
 # ---- 9. backend text reaches a terminal without its control sequences; HTML escapes every field ----------
 
 UNSAFE = ("\x1b", "\x07", "\r", "\u202e")
