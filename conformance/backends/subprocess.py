@@ -254,8 +254,8 @@ class SubprocessBackend:
         else:
             failure = None
         finally:
-            self._busy = False
             self._stop_writing()
+        self._busy = False  # stays set if an interrupt leaves the batch half done (close() then sends no bye)
         if failure is None:
             return outcomes
         k = len(outcomes)

@@ -20,8 +20,10 @@ the fuzzer can be pointed at it (faults then by ``#N`` or ``*`` only).
 """
 
 import argparse
+import fcntl
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -82,16 +84,45 @@ class OracleAnswers:
         return protocol.reply_message(rid, self.oracle.run(meta["op"], meta["params"], tensors))
 
 
+    def run(self, op, params, inputs):
+        """In process (``python:lookup_backend:oracle_from_env``): QC_TEST_KILL_AT=N kills the calling process
+        (SIGKILL, as an OOM killer would) at the N-th request of the run."""
+        if tick("request") == int(os.environ.get("QC_TEST_KILL_AT", "0")):
+            os.kill(os.getpid(), signal.SIGKILL)
+        outcome = self.oracle.run(op, params, inputs)
+        if isinstance(outcome, Error):
+            raise BackendError(outcome.code, outcome.message)
+        if not isinstance(outcome, Result):
+            raise RuntimeError(f"the oracle faulted: {outcome}")
+        return outcome.outputs | outcome.values
+
+
+def oracle_from_env():
+    """Factory for ``python:lookup_backend:oracle_from_env``: QC_TEST_ORACLE (a spec), QC_TEST_HELLO (a pattern of
+    ok and die, per handshake of the run), QC_TEST_KILL_AT."""
+    hellos = os.environ.get("QC_TEST_HELLO", "ok").split(",")
+    if hellos[min(tick("hello"), len(hellos)) - 1] == "die":
+        raise RuntimeError("this start fails (QC_TEST_HELLO)")
+    return OracleAnswers(os.environ.get("QC_TEST_ORACLE", "oracle"))
+
+
 def tick(counter: str) -> int:
-    """The run-wide ordinal (1, 2, ...) of this event, kept in the JSON file named by QC_TEST_COUNTS."""
+    """The run-wide ordinal (1, 2, ...) of this event, kept in the JSON file named by QC_TEST_COUNTS (locked:
+    the backends of several fuzz workers count together)."""
     path = os.environ.get("QC_TEST_COUNTS")
     if not path:
         return 0
-    counts = json.loads(open(path).read()) if os.path.exists(path) else {}
-    counts[counter] = counts.get(counter, 0) + 1
-    with open(path + ".tmp", "w") as f:
-        f.write(json.dumps(counts))
-    os.replace(path + ".tmp", path)
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        counts = json.loads(open(path).read()) if os.path.exists(path) else {}
+        counts[counter] = counts.get(counter, 0) + 1
+        with open(path + ".tmp", "w") as f:
+            f.write(json.dumps(counts))
+        os.replace(path + ".tmp", path)
+    started = os.environ.get("QC_TEST_STARTED")
+    if started and counter == "hello":
+        with open(started, "a") as f:
+            f.write(f"{os.getpid()}\n")
     return counts[counter]
 
 
