@@ -380,7 +380,7 @@ class Fuzzer:
         how = div.shrunk or "not shrunk"
         problem = self.loadable(case)
         if problem:  # the loader would refuse it: write nothing that `qconform run` cannot run
-            raise VectorError(f"its repro suite would not load ({problem}; {how})")
+            raise VectorError(folder, f"its repro suite would not load ({problem}; {how})", vector.alias)
         write_suite(folder, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
                               "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
                               f"{div.first_index}, {how}): {div.signature}", "expected": entries}],
