@@ -3,14 +3,17 @@
 One request is in flight at a time. Reads and writes are non-blocking and bounded by a per-request deadline,
 so a child that hangs, stops reading, dies, or writes garbage costs one vector (recorded as ``timed out``,
 ``crashed`` or ``protocol error``): the process is killed and restarted lazily (with a new handshake) for the
-next vector (``run_many`` sends several requests at once and reads their replies in order, for the fuzzer).
+next vector (``run_many`` sends several requests at once and reads their replies in order, for the fuzzer; each
+reply has its own deadline, and a fault costs only the request whose reply was due).
 After ``max_restarts`` consecutive failed restarts the backend gives up: every later vector is
 ``crashed`` at once, with the reason, instead of costing a handshake timeout each.
 
 Faults are attributed to the vector that caused them: the child's exit is watched (a pidfd), so a child that
 died while a grandchild still holds its stdout is ``crashed``, not ``timed out``; a late reply to an earlier
 request is discarded (and noted), not blamed on the next vector; a frame that cannot start a safetensors blob
-is refused at its first bytes. A reply of N bytes is read into one buffer of N bytes and decoded without copies.
+is refused at its first bytes. A reply of N bytes is read into one buffer of N bytes (above 1 MiB, anonymous
+memory committed as bytes arrive) and decoded without copies. At close, the child's descendants are recorded
+before the ``bye``, so that helpers it started with ``setsid`` are killed although its exit re-parents them.
 stderr is drained by a thread, in chunks, into a bounded tail (bounded line length too) attached to every fault.
 """
 
