@@ -190,7 +190,7 @@ class SubprocessBackend:
             fault = self._restart()
             if fault is not None:
                 return fault
-        rid, blob = self._request(op, params)(inputs)
+        rid, blob = self._request(op, params, inputs)
         self._busy = True  # stays set if an interrupt (KeyboardInterrupt) leaves the exchange half done
         try:
             obj, tensors, late = self._exchange(blob, self.timeout, rid)
@@ -202,11 +202,11 @@ class SubprocessBackend:
             self._busy = False
             return self._after_fault(e, (op, params, inputs), note, _resent)
 
-    def _request(self, op, params):
-        """A fresh request id and a function of the inputs giving (id, blob)."""
+    def _request(self, op, params, inputs) -> tuple[str, bytes]:
+        """(a fresh request id, the request's blob)."""
         self._next_id += 1
         rid = f"{self._next_id:x}"
-        return lambda inputs: (rid, encode_message(request_message(rid, op, params), inputs))
+        return rid, encode_message(request_message(rid, op, params), inputs)
 
     def _after_fault(self, e: Exception, request: tuple, note: str, resent: bool):
         """The outcome of the request in flight when ``e`` happened: the fault, or, when the backend had exited
@@ -240,9 +240,14 @@ class SubprocessBackend:
         after it go to a fresh process."""
         if len(requests) <= 1 or self.gave_up:
             return [self.run(*r) for r in requests]
-        if self.proc is None or self._stale():  # (re)start it through run(), which notes why, then batch again
-            return [self.run(*requests[0])] + self.run_many(requests[1:])
-        sent = [self._request(op, params)(inputs) for op, params, inputs in requests]
+        note = self._stale() if self.proc is not None else ""
+        if note:
+            self._kill()
+        if self.proc is None:  # (re)start it through run() for the first request, then batch again
+            first = self.run(*requests[0])
+            first.note = "; ".join(filter(None, [note, first.note]))
+            return [first] + self.run_many(requests[1:])
+        sent = [self._request(*r) for r in requests]
         self._pending = [memoryview(part) for _, b in sent for part in (_frame_prefix(b), b)]
         outcomes = []
         self._busy = True

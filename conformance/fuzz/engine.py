@@ -211,7 +211,11 @@ class Fuzzer:
         report.divergences = merge_by_cause(report.divergences)
         for div in report.divergences.values():
             if shrink:
-                div.shrunk = self._shrink_unless_stopped(div, report)
+                try:
+                    div.shrunk = self._shrink_unless_stopped(div, report)
+                except KeyboardInterrupt as e:  # the case kept is the first one found; the rest is not shrunk
+                    report.interrupted = str(e) or "SIGINT"
+                    div.shrunk = f"not shrunk: the run was interrupted ({report.interrupted})"
                 report.gave_up = report.gave_up or self._gave_up()
             if out is not None:
                 try:
@@ -265,7 +269,7 @@ class Fuzzer:
         for index, case, choices in self._drawn(indices, seconds, start):
             verdict, sig = self.judge(case)
             status = status_of(verdict)
-            if status == FAULTED and verdict.details.get("detail") == self._gave_up():
+            if status == FAULTED and self._gave_up() and verdict.details.get("detail") == self._gave_up():
                 status = NOT_RUN  # never sent: the backend had given up
             where = None if status in NOT_EXERCISED else (self.label(case), case.op)
             kept = sig is not None or status in (FAULTED, NOT_RUN)
@@ -755,7 +759,7 @@ class FuzzReport:
             out.append(f"  NOT RUN: {self.not_run} cases")
         if self.interrupted:
             out.append(f"  INTERRUPTED ({self.interrupted}) after {self.cases} cases: the divergences below are "
-                       "those found so far, not shrunk")
+                       "those found so far, shrunk only until the interrupt")
         return out
 
     def exercised_lines(self) -> list[str]:
