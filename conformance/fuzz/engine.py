@@ -743,7 +743,8 @@ class FuzzReport:
         if self.faults:
             kinds = collections.Counter(kind for _, _, kind, _ in self.faults)
             during = sum(1 for i, *_ in self.faults if i is None)
-            out.append(f"  FAULTS: the backend faulted {len(self.faults)} times ("
+            times = "once" if len(self.faults) == 1 else f"{len(self.faults)} times"
+            out.append(f"  FAULTS: the backend faulted {times} ("
                        + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
                        + (f"; {during} of them while shrinking" if during else "") + ")")
             for index, op, kind, line in self.faults[:FAULTS_SHOWN]:
