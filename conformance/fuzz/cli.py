@@ -5,8 +5,9 @@
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
 
 Exit status: 0 no divergence and no fault (digests equal), 1 divergences or faults (digests differ, or a fault
-makes them incomparable), 2 bad arguments, 3 a backend that cannot start or gave up, 128 + N interrupted by
-signal N (130 Ctrl-C, 143 SIGTERM: the summary and repro suites of what was found are still written).
+makes them incomparable), 2 bad arguments, 3 a backend that cannot start or gave up, 6 a minimal case that could
+not be written (the verdict is printed), 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM: the summary
+and repro suites of what was found are still written).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
+from ..terminal import safe
 
 DEFAULT_OUT = Path("out/fuzz")
 """Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
@@ -94,16 +97,23 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     ops = args.ops.split(",") if args.ops else None
-    print(f"qconform fuzz: seed {seed}", flush=True)
-    if args.digest:
-        return _digest(args, seed, ops)
-    from ..expectations import Expectations, ExpectationsError
     from ..formats import get_format
     try:
         for name in args.formats:
             get_format(name)
+    except ValueError as e:
+        ap.error(str(e))
+    print(f"qconform fuzz: seed {seed}", flush=True)
+    if args.digest:
+        return _digest(args, seed, ops)
+    from ..expectations import Expectations, ExpectationsError
+    try:
         expectations = Expectations.load(args.expectations) if args.expectations else None
     except (ValueError, ExpectationsError, OSError) as e:
+        ap.error(str(e))
+    try:
+        check_inside(args.out)  # before the work: minimal cases found after an hour must have somewhere to go
+    except OutputError as e:
         ap.error(str(e))
     with _signals_end_the_run():
         return _fuzz(args, seed, ops, expectations)
@@ -115,7 +125,7 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
                         jobs=args.jobs, formats=args.formats, expectations=expectations)
     except RunnerError as e:
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     except ValueError as e:  # nothing to draw inside the declared capabilities
         print(f"qconform fuzz: {e}", file=sys.stderr)
@@ -126,18 +136,22 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
     try:
         cases = args.cases if args.cases is not None or args.time is not None else 2000
         report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
-                            log=lambda m: print(m, flush=True))
+                            log=lambda m: print(safe(m), flush=True))
     except RunnerError as e:  # --jobs: a worker's backend did not start
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
+    print(safe("\n".join(report.lines())))  # messages and names are the backend's text
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
              f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else [])
-    print(f"\nsame cases again: {' '.join(rerun)}")
+    print(safe(f"\nsame cases again: {' '.join(rerun)}"))
+    if report.write_errors and not (report.interrupted or report.gave_up):
+        print(safe(f"qconform fuzz: {len(report.write_errors)} minimal cases not written: "
+                   f"{report.write_errors[0]}"), file=sys.stderr)
+        return WRITE_FAILED
     return _exit_status(report)
 
 
@@ -169,11 +183,11 @@ def _digests(args, seed: int, ops) -> int:
                 try:
                     backends[spec] = open_backend(spec, timeout=args.timeout)
                 except BackendStartError as e:
-                    print(f"backend {spec!r} did not start: {e}", file=sys.stderr)
+                    print(safe(f"backend {spec!r} did not start: {e}"), file=sys.stderr)
                     return 3
             start = time.monotonic()
             runs[spec] = run = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
-                                          capabilities=a.hello.capabilities)
+                                          capabilities=a.hello.capabilities, formats=args.formats)
             took = time.monotonic() - start
             print(f"digest {run.digest}  {spec}  ({run.cases} of {cases} cases, profile {profile}, {took:.1f} s, "
                   f"{run.cases / took:,.0f}/s)", flush=True)
@@ -184,7 +198,7 @@ def _digests(args, seed: int, ops) -> int:
             return 0
         other = others[0]
         i = first_difference(backends[args.backend], backends[other], profile, seed=seed, cases=cases, ops=ops,
-                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints)
+                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints, formats=args.formats)
         print(f"digests differ; first differing case: {i}")
         if i is None:
             return 1
@@ -194,26 +208,27 @@ def _digests(args, seed: int, ops) -> int:
     # judge and shrink that case like a normal fuzz run would
     from .engine import Fuzzer
     try:
-        fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout)
+        fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout,
+                        formats=args.formats)
     except RunnerError as e:
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     try:
         report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
-    return 1
+    print(safe("\n".join(report.lines())))
+    return WRITE_FAILED if report.write_errors else 1
 
 
 def _faulted(spec: str, run, cases: int) -> int:
     """A digest over a fault is not comparable (a fault is no answer, and may not recur): say so, never "equal"."""
     if run.faults:
         index, kind, detail = run.faults[0]
-        print(f"backend {spec!r} faulted on {len(run.faults)} of {run.cases} cases; the first, case {index}: "
-              f"{kind}: {detail}")
+        print(safe(f"backend {spec!r} faulted on {len(run.faults)} of {run.cases} cases; the first, case {index}: "
+                   f"{kind}: {detail}"))  # the detail is the backend's text
     if run.gave_up:
-        print(f"backend {spec!r} gave up after {run.cases} of {cases} cases: {run.gave_up}")
+        print(safe(f"backend {spec!r} gave up after {run.cases} of {cases} cases: {run.gave_up}"))
     print("digests not compared: a digest over a fault says nothing about agreement")
     return 3 if run.gave_up else 1
 

@@ -5,8 +5,9 @@ under ``--answer`` (default: the claimed profile). That makes it a perfect backe
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
-hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, and those of
-faults in patterns (issue 25): dribble, hugelength, exit75, helper.
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, surrogate (an
+error message holding a lone surrogate and escapes), and those of faults in patterns (issue 25): dribble,
+hugelength, exit75, helper. ``--name`` sets the name its hello gives (a JSON string: a hostile one).
 
 Faults in patterns: ``--fault KIND:#N`` strikes the N-th request the backend reads in the whole run, counted
 across restarts in the file named by ``QC_TEST_COUNTS`` (so a fault can strike once, mid-batch, and not again
@@ -16,6 +17,7 @@ k-th handshake of the run (same file) as the k-th word says, the last word repea
 the fuzzer can be pointed at it (faults then by ``#N`` or ``*`` only).
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
+                             [--name NAME]
     python lookup_backend.py --oracle SPEC [--fault hang:#5] [--hello ok,die,ok]
 """
 
@@ -37,14 +39,14 @@ from conformance.vectors import load_suite, vector_id
 
 
 class LookupBackend:
-    def __init__(self, suite, claim, answer=None, faults=(), caps=None):
-        self.suite = load_suite(suite)
+    def __init__(self, suite, claim, answer=None, faults=(), caps=None, name="lookup"):
+        self.suite, self.name = load_suite(suite), name
         self.claim, self.answer = claim, answer or claim
         self.faults = dict(f.split(":", 1)[::-1] for f in faults)  # alias -> kind
         self.caps = caps or {}
 
     def hello(self):
-        return {"name": "lookup", "version": "1", "profile": self.claim, "capabilities": self.caps}
+        return {"name": self.name, "version": "1", "profile": self.claim, "capabilities": self.caps}
 
     def fault_for(self, op, params, inputs):
         v = self.suite.get(vector_id(op, params, inputs))
@@ -57,6 +59,10 @@ class LookupBackend:
         v, fault = self.fault_for(op, params, inputs)
         if fault == "raise":
             raise RuntimeError("boom")
+        if fault == "surrogate":
+            raise BackendError("x.y", SURROGATE)
+        if fault == "hang":  # in process: a call that never returns (qconform serve cannot stop it)
+            time.sleep(3600)
         outcome = answer(v, self.answer, fault)
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
@@ -126,6 +132,10 @@ def tick(counter: str) -> int:
     return counts[counter]
 
 
+# A lone surrogate (valid in JSON as "\ud800", not encodable as UTF-8), a line break and terminal escapes.
+SURROGATE = "lone \ud800 surrogate\r\x1b[2Kforged line"
+
+
 def from_env():
     """Factory for `python:lookup_backend:from_env` (settings from QC_TEST_* environment variables)."""
     faults = [f for f in os.environ.get("QC_TEST_FAULTS", "").split(",") if f]
@@ -174,7 +184,7 @@ def serve(backend, hellos=("ok",)):
         stdout.write(protocol.frame(protocol.encode_message(meta, tensors)))
         stdout.flush()
 
-    marker = os.environ.get("QC_TEST_MARKER")  # hanghello: hang in every handshake after the first
+    marker = os.environ.get("QC_TEST_MARKER")  # hang (or exit: QC_TEST_MARKER_EXIT) in every handshake after the first
     while True:
         head = stdin.read(4)
         if len(head) < 4:
@@ -187,6 +197,8 @@ def serve(backend, hellos=("ok",)):
             if how == "hang":
                 time.sleep(3600)
             if marker and os.path.exists(marker):
+                if os.environ.get("QC_TEST_MARKER_EXIT"):
+                    os._exit(4)
                 time.sleep(3600)
             if marker:
                 open(marker, "w").close()
@@ -227,6 +239,9 @@ def serve(backend, hellos=("ok",)):
             print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
         if fault == "escapes-crash":
             os._exit(5)
+        if fault == "surrogate":
+            send({"type": "error", "id": meta["id"], "error": {"message": SURROGATE, "code": "x.y"}})
+            continue
         if fault == "escapes":
             send({"type": "error", "id": meta["id"], "error": {
                 "message": "\x1b[2K\rPASSED\x1b[8m hidden \u202e", "code": "x.y"}})
@@ -283,9 +298,10 @@ def main():
     ap.add_argument("--answer")
     ap.add_argument("--fault", action="append", default=[])
     ap.add_argument("--caps", type=json.loads, default={})
+    ap.add_argument("--name", type=json.loads, default='"lookup"', help="a JSON string (so it can hold anything)")
     a = ap.parse_args()
     backend = OracleAnswers(a.oracle, a.fault, a.caps) if a.oracle else \
-        LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps)
+        LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps, a.name)
     serve(backend, a.hello.split(","))
 
 
