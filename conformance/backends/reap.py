@@ -8,9 +8,14 @@ that called ``setsid`` (or ``setpgid``) escapes a group kill. On Linux we theref
   process appears, then all are killed;
 * every process that holds one of the backend's pipes (its stdin or stdout), wherever it lives in the tree.
 
+A backend that exits on its own (the ``bye`` at the end of a run) re-parents its helpers before we look, so
+:func:`snapshot` records its descendants while it is still alive, just before the ``bye``, and ``kill_tree``
+kills those of them that still run (each checked by its start time, so a recycled pid is left alone).
+
 What cannot be found this way (docs/reliability.md): a process that was double-forked away from the backend
-(its parent exited, so it is no longer a descendant) *and* closed the backend's pipes, before cleanup started.
-Without ``/proc`` (not Linux) only the process group is killed.
+(its parent exited, so it is no longer a descendant) *and* closed the backend's pipes, before cleanup started
+(or, at the end of a run, started after the snapshot). Without ``/proc`` (not Linux) only the process group is
+killed.
 """
 
 from __future__ import annotations
@@ -22,13 +27,23 @@ from pathlib import Path
 PROC = Path("/proc")
 
 
-def kill_tree(pid: int, pipes: tuple[int, ...] = ()) -> None:
-    """SIGKILL ``pid``, its process group, its descendants and holders of ``pipes`` (our ends' fds)."""
+def snapshot(pid: int) -> dict[int, str]:
+    """The descendants of ``pid`` now (itself excluded), each with its start time: for ``kill_tree(known=)``."""
+    if not PROC.is_dir():
+        return {}
+    return {p: t for p in _descendants(pid) - {pid, os.getpid()} if (t := _start_time(p)) is not None}
+
+
+def kill_tree(pid: int, pipes: tuple[int, ...] = (), known: dict[int, str] | None = None) -> None:
+    """SIGKILL ``pid``, its process group, its descendants, holders of ``pipes`` (our ends' fds) and the
+    processes of a :func:`snapshot` (``known``) that are still the same processes."""
     victims = set()
     if PROC.is_dir():
         inodes = {_pipe_inode(fd) for fd in pipes} - {None}
+        survivors = {p for p, t in (known or {}).items() if _start_time(p) == t}
         while True:  # stop before kill: a stopped process cannot fork a new one behind our back
-            found = (_descendants(pid) | _holders(inodes)) - victims - {os.getpid()}
+            found = (_descendants(pid) | _holders(inodes) | set().union(*map(_descendants, survivors)))
+            found -= victims | {os.getpid()}
             if not found:
                 break
             for p in found:
@@ -46,6 +61,14 @@ def _signal(pid: int, sig) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat (start time in clock ticks since boot): with the pid, names one process."""
+    try:
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 def _parents() -> dict[int, int]:

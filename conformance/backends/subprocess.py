@@ -3,20 +3,24 @@
 One request is in flight at a time. Reads and writes are non-blocking and bounded by a per-request deadline,
 so a child that hangs, stops reading, dies, or writes garbage costs one vector (recorded as ``timed out``,
 ``crashed`` or ``protocol error``): the process is killed and restarted lazily (with a new handshake) for the
-next vector (``run_many`` sends several requests at once and reads their replies in order, for the fuzzer).
+next vector (``run_many`` sends several requests at once and reads their replies in order, for the fuzzer; each
+reply has its own deadline, and a fault costs only the request whose reply was due).
 After ``max_restarts`` consecutive failed restarts the backend gives up: every later vector is
 ``crashed`` at once, with the reason, instead of costing a handshake timeout each.
 
 Faults are attributed to the vector that caused them: the child's exit is watched (a pidfd), so a child that
 died while a grandchild still holds its stdout is ``crashed``, not ``timed out``; a late reply to an earlier
 request is discarded (and noted), not blamed on the next vector; a frame that cannot start a safetensors blob
-is refused at its first bytes. A reply of N bytes is read into one buffer of N bytes and decoded without copies.
+is refused at its first bytes. A reply of N bytes is read into one buffer of N bytes (above 1 MiB, anonymous
+memory committed as bytes arrive) and decoded without copies. At close, the child's descendants are recorded
+before the ``bye``, so that helpers it started with ``setsid`` are killed although its exit re-parents them.
 stderr is drained by a thread, in chunks, into a bounded tail (bounded line length too) attached to every fault.
 """
 
 from __future__ import annotations
 
 import collections
+import mmap
 import os
 import selectors
 import shlex
@@ -42,7 +46,7 @@ from ..protocol import (
     text_hint,
 )
 from .base import BackendStartError
-from .reap import kill_tree
+from .reap import kill_tree, snapshot
 
 STDERR_LINES = 200
 STDERR_LINE_BYTES = 2000  # longer lines are cut (a line without newline must not grow without bound)
@@ -141,12 +145,13 @@ class SubprocessBackend:
         obj, _, _ = self._exchange(encode_message(HELLO), self.hello_timeout)
         return parse_hello(obj)
 
-    def _kill(self):
-        """Kill the child and everything it started, even helpers that left its process group, and reap it."""
+    def _kill(self, known: dict | None = None):
+        """Kill the child and everything it started, even helpers that left its process group (``known``: a
+        snapshot of its descendants taken while it was alive), and reap it."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        kill_tree(proc.pid, pipes=(self._in, self._out))
+        kill_tree(proc.pid, pipes=(self._in, self._out), known=known)
         self._sel.close()
         if self._exited is not None:
             os.close(self._exited)
@@ -159,13 +164,15 @@ class SubprocessBackend:
         self.stderr.thread.join(timeout=1)
 
     def close(self):
+        helpers = None
         if self.proc is not None and not self._busy:  # interrupted mid-request: it would not read a bye
+            helpers = snapshot(self.proc.pid)  # once it exits, its helpers are no longer its descendants
             try:
                 os.write(self._in, _frame_prefix(blob := encode_message({"type": "bye"})) + blob)
                 self.proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        self._kill()
+        self._kill(helpers)
 
     def _stderr_suffix(self) -> str:
         text = self.stderr.text() if getattr(self, "stderr", None) else ""
@@ -183,9 +190,7 @@ class SubprocessBackend:
             fault = self._restart()
             if fault is not None:
                 return fault
-        self._next_id += 1
-        rid = f"{self._next_id:x}"
-        blob = encode_message(request_message(rid, op, params), inputs)
+        rid, blob = self._request(op, params, inputs)
         self._busy = True  # stays set if an interrupt (KeyboardInterrupt) leaves the exchange half done
         try:
             obj, tensors, late = self._exchange(blob, self.timeout, rid)
@@ -193,18 +198,27 @@ class SubprocessBackend:
             outcome = parse_reply(obj, tensors, rid, self.hello.protocol)
             outcome.note = "; ".join(filter(None, [note, late]))
             return outcome
-        except _Failure as f:
-            fault = Fault(f.kind, f.detail)
-        except ProtocolError as e:
-            fault = Fault("protocol error", str(e))
-        self._busy = False
-        fresh = not _resent and fault.kind == "crashed" and self._exited_for_restart()
+        except (_Failure, ProtocolError) as e:
+            self._busy = False
+            return self._after_fault(e, (op, params, inputs), note, _resent)
+
+    def _request(self, op, params, inputs) -> tuple[str, bytes]:
+        """(a fresh request id, the request's blob)."""
+        self._next_id += 1
+        rid = f"{self._next_id:x}"
+        return rid, encode_message(request_message(rid, op, params), inputs)
+
+    def _after_fault(self, e: Exception, request: tuple, note: str, resent: bool):
+        """The outcome of the request in flight when ``e`` happened: the fault, or, when the backend had exited
+        with status 75 before reading it, the outcome of sending it once more to a fresh process."""
+        fault = Fault(e.kind, e.detail) if isinstance(e, _Failure) else Fault("protocol error", str(e))
+        fresh = not resent and fault.kind == "crashed" and self._exited_for_restart()
         # the stream can no longer be trusted: start afresh for the next vector
         self._kill()
         if fresh:
             # It answered its previous request, then exited to get a fresh process (protocol.md, "Exit status 75")
-            # before it read this one: this request is not to blame, so it is sent again to the new process.
-            outcome = self.run(op, params, inputs, _resent=True)
+            # before it read this one: this request is not to blame, so it is sent again, once, to the new process.
+            outcome = self.run(*request, _resent=True)
             outcome.note = "; ".join(filter(None, [note, RESENT_NOTE, outcome.note]))
             return outcome
         fault.stderr = self._stderr_text()
@@ -219,37 +233,47 @@ class SubprocessBackend:
 
     def run_many(self, requests: list[tuple[str, dict, dict]]) -> list:
         """Several requests in flight at once (protocol v1 unchanged: the child reads frames in order and
-        answers each in turn, so replies come back in request order; the fuzzer sends batches). Any fault or
-        surprise falls back to one request at a time, so it lands on the request that causes it."""
-        if len(requests) <= 1 or self.proc is None or self.gave_up:
+        answers each in turn, so replies come back in request order; the fuzzer sends batches). Each reply has
+        its own deadline, ``timeout`` from the end of the reply before it (the child starts on a request once it
+        has answered the one before). A fault lands on the request whose reply was due, exactly as in ``run``
+        (a late reply to an earlier request is discarded); the replies before it are kept and the requests
+        after it go to a fresh process."""
+        if len(requests) <= 1 or self.gave_up:
             return [self.run(*r) for r in requests]
-        rids, blobs = [], []
-        for op, params, inputs in requests:
-            self._next_id += 1
-            rids.append(f"{self._next_id:x}")
-            blobs.append(encode_message(request_message(rids[-1], op, params), inputs))
-        timeout = self.timeout * len(requests)
-        deadline = time.monotonic() + timeout
-        self._pending = [memoryview(part) for b in blobs for part in (_frame_prefix(b), b)]
+        note = self._stale() if self.proc is not None else ""
+        if note:
+            self._kill()
+        if self.proc is None:  # (re)start it through run() for the first request, then batch again
+            first = self.run(*requests[0])
+            first.note = "; ".join(filter(None, [note, first.note]))
+            return [first] + self.run_many(requests[1:])
+        sent = [self._request(*r) for r in requests]
+        self._pending = [memoryview(part) for _, b in sent for part in (_frame_prefix(b), b)]
+        outcomes = []
         self._busy = True
         try:
             self._flush()
-            outcomes = []
-            for rid in rids:
-                prefix = bytes(self._read_exact(bytearray(4), deadline, timeout))
-                body = self._read_exact(bytearray(frame_length(prefix)), deadline, timeout, prefix)
-                obj, tensors = decode_message(memoryview(body))
+            for rid, _ in sent:
+                obj, tensors, late = self._read_reply(time.monotonic() + self.timeout, self.timeout, rid)
                 outcomes.append(parse_reply(obj, tensors, rid, self.hello.protocol))
-            self._busy = False
-            return outcomes
-        except (_Failure, ProtocolError):
-            self._busy = False
-            self._kill()
-            return [self.run(*r) for r in requests]
+                outcomes[-1].note = late
+        except (_Failure, ProtocolError) as e:
+            failure = e
+        else:
+            failure = None
         finally:
-            if self._writing:
-                self._sel.unregister(self._in)
-                self._pending, self._writing = [], False
+            self._stop_writing()
+        self._busy = False  # stays set if an interrupt leaves the batch half done (close() then sends no bye)
+        if failure is None:
+            return outcomes
+        k = len(outcomes)
+        return outcomes + [self._after_fault(failure, requests[k], "", False)] + self.run_many(requests[k + 1:])
+
+    def _stop_writing(self):
+        """Forget request bytes not written yet (the exchange is over, or failed)."""
+        if self._writing:
+            self._sel.unregister(self._in)
+        self._pending, self._writing = [], False
 
     def _stale(self) -> str:
         """Why the process cannot take the next request although the last one went fine: it exited after its
@@ -288,21 +312,24 @@ class SubprocessBackend:
         ProtocolError on garbage. Replies to requests before ``rid`` are discarded (and noted)."""
         deadline = time.monotonic() + timeout
         self._pending = [memoryview(_frame_prefix(blob)), memoryview(blob)]
-        self._flush()
-        notes = []
         try:
-            while True:
-                prefix = bytes(self._read_exact(bytearray(4), deadline, timeout))
-                body = self._read_exact(bytearray(frame_length(prefix)), deadline, timeout, prefix)
-                obj, tensors = decode_message(memoryview(body))
-                late = _earlier_id(obj.get("id"), rid)
-                if late is None:
-                    return obj, tensors, "; ".join(notes)
-                notes.append(f"discarded a late reply to earlier request {late} ({len(body)} bytes)")
+            self._flush()
+            return self._read_reply(deadline, timeout, rid)
         finally:
-            if self._writing:
-                self._sel.unregister(self._in)
-                self._pending, self._writing = [], False
+            self._stop_writing()
+
+    def _read_reply(self, deadline: float, timeout: float, rid: str | None):
+        """The next reply frame that is not a late reply to a request before ``rid`` -> (message, tensors,
+        note of what was discarded)."""
+        notes = []
+        while True:
+            prefix = bytes(self._read_exact(bytearray(4), deadline, timeout))
+            body = self._read_exact(_frame_buffer(frame_length(prefix)), deadline, timeout, prefix)
+            obj, tensors = decode_message(memoryview(body))
+            late = _earlier_id(obj.get("id"), rid)
+            if late is None:
+                return obj, tensors, "; ".join(notes)
+            notes.append(f"discarded a late reply to earlier request {late} ({len(body)} bytes)")
 
     def _read_exact(self, buf: bytearray, deadline: float, timeout: float, prefix: bytes | None = None):
         """Fill ``buf`` from stdout. For a frame body (``prefix`` given), refuse it at its first bytes if they
@@ -373,6 +400,18 @@ class SubprocessBackend:
         except subprocess.TimeoutExpired:
             return ""
         return f" (exit status {code}{_signal_name(code)})"
+
+
+LAZY_FRAME = 1 << 20
+"""A frame body above this is read into anonymous memory (mmap) rather than a zeroed bytearray: its pages are
+committed only as bytes arrive, so a length prefix of 1 GiB followed by nothing costs address space, not 1 GiB
+(a bytearray of that size is zero-filled, every page touched, before the first byte is read)."""
+
+
+def _frame_buffer(n: int):
+    if n <= LAZY_FRAME:
+        return bytearray(n)
+    return mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 
 
 def _frame_prefix(blob) -> bytes:

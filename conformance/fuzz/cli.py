@@ -4,15 +4,21 @@
                   [--cases N | --time SECONDS] [--seed S] [--out DIR] [--jobs N]
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
 
-Exit status: 0 no divergence (digests equal), 1 divergences (digests differ), 3 a backend that cannot start.
+Exit status: 0 no divergence and no fault (digests equal), 1 divergences or faults (digests differ, or a fault
+makes them incomparable), 2 bad arguments, 3 a backend that cannot start or gave up, 6 a minimal case that could
+not be written (the verdict is printed), 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM: the summary
+and repro suites of what was found are still written).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import signal
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..outputs import WRITE_FAILED, OutputError, check_inside
@@ -22,6 +28,48 @@ from ..terminal import safe
 DEFAULT_OUT = Path("out/fuzz")
 """Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
 checkout leaves nothing to commit by accident."""
+
+
+def _positive(kind):
+    """An argparse type: a finite number above 0 (a timeout of 0, -1 or NaN is a mistake, not a backend's fault)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+@contextmanager
+def _signals_end_the_run():
+    """SIGTERM (a cancelled CI job, ``kill``) ends the run like Ctrl-C: ``KeyboardInterrupt`` with the signal's
+    name, which the fuzz loop catches to report what it found. Further signals are ignored until the summary and
+    repro suites are written and the backends stopped (bounded: no backend is waited on)."""
+    def interrupt(signum, frame):
+        for sig in old:  # a second signal (a shell's `timeout` passes its own on) must not cut the cleanup short
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    try:
+        old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: leave the process's handlers alone
+        old = {}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _exit_status(report) -> int:
+    if report.interrupted:
+        return 128 + signal.Signals[report.interrupted].value
+    if report.gave_up:
+        return 3
+    return 1 if report.failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,13 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--expectations", metavar="TOML", help="known failures and skips (like qconform run), "
                     "matched against each case's alias op/value[-store]/level/fuzz")
     budget = ap.add_mutually_exclusive_group()
-    budget.add_argument("--cases", type=int, help="number of cases (default 2000)")
-    budget.add_argument("--time", type=float, metavar="SECONDS", help="fuzz for this long")
+    budget.add_argument("--cases", type=_positive(int), help="number of cases (default 2000)")
+    budget.add_argument("--time", type=_positive(float), metavar="SECONDS", help="fuzz for this long")
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
-    ap.add_argument("--timeout", type=float, default=30.0, help="per-case backend timeout (s)")
-    ap.add_argument("--jobs", type=int, default=1, metavar="N", help="judge cases in N worker processes, each "
+    ap.add_argument("--timeout", type=_positive(float), default=30.0, help="per-case backend timeout (s)")
+    ap.add_argument("--jobs", type=_positive(int), default=1, metavar="N", help="judge cases in N worker processes, each "
                     "with its own backend (same cases, same report; default 1)")
     ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
                     "storage); with --against, compare and bisect to the first differing case")
@@ -59,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.digest:
         return _digest(args, seed, ops)
     from ..expectations import Expectations, ExpectationsError
-    from .engine import Fuzzer
     try:
         expectations = Expectations.load(args.expectations) if args.expectations else None
     except (ValueError, ExpectationsError, OSError) as e:
@@ -68,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         check_inside(args.out)  # before the work: minimal cases found after an hour must have somewhere to go
     except OutputError as e:
         ap.error(str(e))
+    with _signals_end_the_run():
+        return _fuzz(args, seed, ops, expectations)
+
+
+def _fuzz(args, seed: int, ops, expectations) -> int:
+    from .engine import Fuzzer
     try:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
                         jobs=args.jobs, formats=args.formats, expectations=expectations)
@@ -77,10 +130,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:  # nothing to draw inside the declared capabilities
         print(f"qconform fuzz: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:
+        print(f"qconform fuzz: interrupted ({e or 'SIGINT'}) while starting the backend", file=sys.stderr)
+        return 128 + signal.Signals[str(e) or "SIGINT"].value
     try:
         cases = args.cases if args.cases is not None or args.time is not None else 2000
         report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
                             log=lambda m: print(safe(m), flush=True))
+    except RunnerError as e:  # --jobs: a worker's backend did not start
+        print(safe(e), file=sys.stderr)
+        return 3
     finally:
         fuzzer.close()
     print(safe("\n".join(report.lines())))  # messages and names are the backend's text
@@ -89,15 +148,24 @@ def main(argv: list[str] | None = None) -> int:
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else [])
     print(safe(f"\nsame cases again: {' '.join(rerun)}"))
-    if report.write_errors:
+    if report.write_errors and not (report.interrupted or report.gave_up):
         print(safe(f"qconform fuzz: {len(report.write_errors)} minimal cases not written: "
                    f"{report.write_errors[0]}"), file=sys.stderr)
         return WRITE_FAILED
-    return 1 if report.failed else 0
+    return _exit_status(report)
 
 
 def _digest(args, seed: int, ops) -> int:
-    from ..backends import open_backend
+    with _signals_end_the_run():
+        try:
+            return _digests(args, seed, ops)
+        except KeyboardInterrupt as e:
+            print(f"qconform fuzz --digest: interrupted ({e or 'SIGINT'}); no digest compared", flush=True)
+            return 128 + signal.Signals[str(e) or "SIGINT"].value
+
+
+def _digests(args, seed: int, ops) -> int:
+    from ..backends import BackendStartError, open_backend
     from .engine import digest_run, first_difference
     cases = args.cases or 100_000
     try:
@@ -112,13 +180,19 @@ def _digest(args, seed: int, ops) -> int:
     try:
         for spec in [args.backend] + others:
             if spec not in backends:
-                backends[spec] = open_backend(spec, timeout=args.timeout)
+                try:
+                    backends[spec] = open_backend(spec, timeout=args.timeout)
+                except BackendStartError as e:
+                    print(safe(f"backend {spec!r} did not start: {e}"), file=sys.stderr)
+                    return 3
             start = time.monotonic()
-            runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
-                                    capabilities=a.hello.capabilities, formats=args.formats)
+            runs[spec] = run = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
+                                          capabilities=a.hello.capabilities, formats=args.formats)
             took = time.monotonic() - start
-            print(f"digest {runs[spec].digest}  {spec}  ({cases} cases, profile {profile}, {took:.1f} s, "
-                  f"{cases / took:,.0f}/s)", flush=True)
+            print(f"digest {run.digest}  {spec}  ({run.cases} of {cases} cases, profile {profile}, {took:.1f} s, "
+                  f"{run.cases / took:,.0f}/s)", flush=True)
+            if run.faults or run.gave_up:
+                return _faulted(spec, run, cases)
         if not others or runs[args.backend].digest == runs[others[0]].digest:
             print("digests equal: the backends agreed on every case" if others else "")
             return 0
@@ -133,13 +207,30 @@ def _digest(args, seed: int, ops) -> int:
             b.close()
     # judge and shrink that case like a normal fuzz run would
     from .engine import Fuzzer
-    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout, formats=args.formats)
+    try:
+        fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout,
+                        formats=args.formats)
+    except RunnerError as e:
+        print(safe(e), file=sys.stderr)
+        return 3
     try:
         report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
     finally:
         fuzzer.close()
     print(safe("\n".join(report.lines())))
     return WRITE_FAILED if report.write_errors else 1
+
+
+def _faulted(spec: str, run, cases: int) -> int:
+    """A digest over a fault is not comparable (a fault is no answer, and may not recur): say so, never "equal"."""
+    if run.faults:
+        index, kind, detail = run.faults[0]
+        print(safe(f"backend {spec!r} faulted on {len(run.faults)} of {run.cases} cases; the first, case {index}: "
+                   f"{kind}: {detail}"))  # the detail is the backend's text
+    if run.gave_up:
+        print(safe(f"backend {spec!r} gave up after {run.cases} of {cases} cases: {run.gave_up}"))
+    print("digests not compared: a digest over a fault says nothing about agreement")
+    return 3 if run.gave_up else 1
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ import collections
 import hashlib
 import itertools
 import json
+import os
 import re
+import signal
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -39,7 +41,7 @@ from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..outputs import OutputError, write_folder
-from ..vectors import Expected, Vector, vector_id, write_suite
+from ..vectors import Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
 from ..formats import formats_of
 from .scope import scope_of
 from .strategies import DataDraw, FuzzCase, RandomDraw, scheme_obj, draw_case
@@ -66,9 +68,11 @@ class Divergence:
     case: FuzzCase | None = None
     verdict: object = None
     written: Path | None = None
+    shrunk: str = ""   # "" (not tried), "shrunk", or why the case shown is not (fully) minimal
 
 
 BATCH = 64  # requests in flight through a backend with run_many
+FAULTS_SHOWN = 10  # faults listed one by one in the summary (all are counted)
 # A digest hashes only the dtype and shape of an output compared within a tolerance; contracts.TOLERANT_OPS names
 # the ops whose contracts can give one (qlayout's, for a chain holding a matmul, runs the oracle on its prefix).
 
@@ -164,7 +168,7 @@ class Fuzzer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             verdict = self.runner.run_vector(vector)
-        if verdict.status != FAILED:
+        if verdict.status != FAILED or verdict.kind in FAULT_KINDS:
             return verdict, None
         return verdict, signature(vector, verdict)
 
@@ -178,76 +182,114 @@ class Fuzzer:
 
     def run_indices(self, indices, *, seconds: float | None = None, shrink: bool = True, out: Path | None = None,
                     log=print) -> FuzzReport:
+        """Judge the cases at ``indices``. A fault (crashed, timed out, protocol error) is counted and listed, never
+        a divergence class; a backend that gave up ends the loop (the rest is not run); Ctrl-C or SIGTERM
+        (``KeyboardInterrupt``) ends it too, and what was found is still reported and written, unshrunk."""
         report = FuzzReport(self.spec, self.profile, self.seed, self.ops,
                             scope=self.scope.labels() if self.scope is not None else None)
         start = time.monotonic()
-        judged = self._in_workers(indices, seconds, start) if self.jobs > 1 else self._judged(indices, seconds, start)
-        for index, status, sig, found, where in judged:
-            report.statuses[status] = report.statuses.get(status, 0) + 1
-            report.cases += 1
-            if where is not None:
-                report.exercised[where] = report.exercised.get(where, 0) + 1
-            if sig is not None:
-                case, choices, verdict = found
-                div = report.divergences.get(sig)
-                if div is None:
-                    div = report.divergences[sig] = Divergence(sig, first_index=index, choices=choices,
-                                                               case=case, verdict=verdict)
-                    log(f"[case {index}] new divergence: {sig}")
-                div.count += 1
-                div.ops[case.op] = div.ops.get(case.op, 0) + 1
-                for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
-                    div.explained[c] = div.explained.get(c, 0) + 1
+        judged = self._in_workers(indices, seconds, start, report) if self.jobs > 1 else \
+            self._judged(indices, seconds, start)
+        try:
+            for index, status, sig, found, where in judged:
+                if status == NOT_RUN:
+                    report.not_run += 1
+                    report.gave_up = found[2].details["detail"]
+                    if self.jobs == 1:  # nothing more will run (a worker's backend gave up: the others go on)
+                        break
+                    continue
+                self._count(report, index, status, sig, found, where, log)
+        except KeyboardInterrupt as e:
+            report.interrupted = str(e) or "SIGINT"
+            log(f"interrupted ({report.interrupted}) after {report.cases} cases: reporting what was found")
+        finally:
+            close = getattr(judged, "close", None)
+            if close is not None:
+                close()  # a pool's workers stop (and stop their backends) now, not at garbage collection
         report.seconds = time.monotonic() - start
+        if report.gave_up and hasattr(indices, "__len__"):  # the cases after the first one not run
+            report.not_run = max(report.not_run, len(indices) - report.cases)
         report.divergences = merge_by_cause(report.divergences)
         for div in report.divergences.values():
             if shrink:
-                self.shrink(div)
+                try:
+                    div.shrunk = self._shrink_unless_stopped(div, report)
+                except KeyboardInterrupt as e:  # the case kept is the first one found; the rest is not shrunk
+                    report.interrupted = str(e) or "SIGINT"
+                    div.shrunk = f"not shrunk: the run was interrupted ({report.interrupted})"
+                report.gave_up = report.gave_up or self._gave_up()
             if out is not None:
                 try:
                     div.written = self.write(div, Path(out))
-                except (OracleCrash, Undefined) as e:  # the divergence stays in the report, unwritten
+                except (OracleCrash, Undefined, VectorError) as e:  # the divergence stays in the report, unwritten
                     log(f"[case {div.first_index}] not written as a vector: {e}")
                 except OutputError as e:  # a full disk: the summary is still printed, the exit status says so
                     report.write_errors.append(str(e))
                     log(f"[case {div.first_index}] not written: {e}")
         return report
 
+    def _count(self, report, index, status, sig, found, where, log):
+        report.statuses[status] = report.statuses.get(status, 0) + 1
+        report.cases += 1
+        if where is not None:
+            report.exercised[where] = report.exercised.get(where, 0) + 1
+        if status == FAULTED:
+            case, _, verdict = found
+            report.faults.append((index, case.op, verdict.kind, _first_line(verdict.details.get("detail", ""))))
+            log(f"[case {index}] backend fault: {verdict.kind}: {report.faults[-1][3]}")
+            return
+        if sig is None:
+            return
+        case, choices, verdict = found
+        div = report.divergences.get(sig)
+        if div is None:
+            div = report.divergences[sig] = Divergence(sig, first_index=index, choices=choices,
+                                                       case=case, verdict=verdict)
+            log(f"[case {index}] new divergence: {sig}")
+        div.count += 1
+        div.ops[case.op] = div.ops.get(case.op, 0) + 1
+        for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
+            div.explained[c] = div.explained.get(c, 0) + 1
+
+    def _gave_up(self) -> str:
+        """The reason, once the backend has given up (failed restarts in a row), else ""."""
+        return getattr(self._backend, "gave_up", "") or ""
+
+    def _shrink_unless_stopped(self, div: Divergence, report: FuzzReport) -> str:
+        if report.interrupted:
+            return f"not shrunk: the run was interrupted ({report.interrupted})"
+        if report.gave_up:
+            return "not shrunk: the backend had given up"
+        faults = len(report.faults)
+        how = self.shrink(div, report=report)
+        extra = len(report.faults) - faults
+        if extra and how == "shrunk":
+            how = f"shrunk (the backend faulted on {extra} of the cases tried)"
+        return how
+
     def _judged(self, indices, seconds, start):
-        """(index, status, signature, (case, choices, verdict) of a divergence else None), in index order."""
+        """(index, status, signature, (case, choices, verdict) of a divergence or fault else None, where), in
+        index order."""
         for index, case, choices in self._drawn(indices, seconds, start):
             verdict, sig = self.judge(case)
             status = status_of(verdict)
+            if status == FAULTED and self._gave_up() and verdict.details.get("detail") == self._gave_up():
+                status = NOT_RUN  # never sent: the backend had given up
             where = None if status in NOT_EXERCISED else (self.label(case), case.op)
-            yield index, status, sig, None if sig is None else (case, choices, verdict), where
+            kept = sig is not None or status in (FAULTED, NOT_RUN)
+            yield index, status, sig, (case, choices, verdict) if kept else None, where
 
-    def _in_workers(self, indices, seconds, start):
-        """``_judged`` spread over ``jobs`` worker processes, chunk by chunk, results taken in index order (so the
-        report, first cases included, is the one a single process makes). A few chunks per worker are in
-        flight; a time budget stops handing out chunks, and the ones out are finished."""
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        # fork: a worker starts in milliseconds with everything imported; it opens its own backend and never
-        # uses the parent's (whose pipes it inherits and leaves alone)
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        it = iter(indices)
-        with ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_worker_start,
-                                 initargs=self._worker_args) as pool:
-            pending = collections.deque()
-
-            def hand_out():
-                chunk = list(itertools.islice(it, CHUNK))
-                if chunk:
-                    pending.append(pool.submit(_worker_judge, chunk))
-
-            for _ in range(3 * self.jobs):
-                hand_out()
-            while pending:
-                results = pending.popleft().result()
-                if seconds is None or time.monotonic() - start < seconds:
-                    hand_out()
-                yield from results
+    def _in_workers(self, indices, seconds, start, report):
+        """``_judged`` spread over ``jobs`` worker processes (``_Pool``), chunk by chunk, results taken in index
+        order (so the report, first cases included, is the one a single process makes). A time budget stops
+        handing out chunks, and the ones out are finished. A worker that dies (an OOM killer) is reported and
+        replaced, and its chunk judged again by the new one; a chunk that kills two workers is counted as not
+        run."""
+        pool = _Pool(self.jobs, self._worker_args)
+        try:
+            yield from pool.judged(indices, seconds, start, report)
+        finally:
+            pool.close()
 
     def _drawn(self, indices, seconds, start):
         """(index, case, choices) in order; for a backend that takes several requests in flight
@@ -273,8 +315,10 @@ class Fuzzer:
 
     # -- shrinking ----------------------------------------------------------------------------------------
 
-    def shrink(self, div: Divergence, budget_s: float = 60.0) -> None:
-        """Hypothesis's shrinker on the recorded choices, keeping the divergence's class."""
+    def shrink(self, div: Divergence, budget_s: float = 60.0, report: FuzzReport | None = None) -> str:
+        """Hypothesis's shrinker on the recorded choices, keeping the divergence's class, and only through cases
+        whose repro suite loads. -> "shrunk", or why the case kept is the first one found. A fault on a case
+        tried is counted in ``report`` (index None); once the backend has given up, shrinking stops."""
         from hypothesis import HealthCheck, Phase, settings
         from hypothesis.internal.conjecture.data import Status
         from hypothesis.internal.conjecture.engine import ConjectureRunner
@@ -282,14 +326,19 @@ class Fuzzer:
 
         origin = InterestingOrigin(AssertionError, div.signature, 0, (), ())
         deadline = time.monotonic() + budget_s
-        found = {}
+        found, faulted = {}, []
+        loadable = self.loadable(div.case) is None  # one beyond the loader's bounds may shrink into them
 
         def test(data):
             case = draw_case(DataDraw(data), self.profile, self.ops, self.scope)
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or self._gave_up():
                 return
             verdict, sig = self.judge(case)
-            if sig == div.signature:
+            if status_of(verdict) == FAULTED:
+                faulted.append(verdict.kind)
+                if report is not None:
+                    report.faults.append((None, case.op, verdict.kind, _first_line(verdict.details.get("detail", ""))))
+            if sig == div.signature and (not loadable or self.loadable(case) is None):
                 found[tuple(data.choices)] = (case, verdict)
                 data.mark_interesting(origin)
 
@@ -298,9 +347,33 @@ class Fuzzer:
         runner = ConjectureRunner(test, settings=conf, random=Random(self.seed))
         initial = runner.cached_test_function(div.choices)
         if initial.status != Status.INTERESTING:
-            return  # not reproducible (a flaky backend): keep the first case as found
+            if self._gave_up():
+                return "not shrunk: the backend gave up"
+            if faulted:
+                return f"not shrunk: the backend faulted ({faulted[0]}) on the first case, run again"
+            return "not shrunk: the first case did not diverge again (a flaky backend?)"
         final = runner.shrink(initial, lambda d: d.status == Status.INTERESTING)
         div.case, div.verdict = found.get(tuple(final.choices), (div.case, div.verdict))
+        if self._gave_up():
+            return "shrunk until the backend gave up (perhaps not minimal)"
+        return "shrunk"
+
+    def loadable(self, case: FuzzCase) -> str | None:
+        """Why the case's repro suite would not load (a comparison contract beyond the loader's bounds under
+        some profile: a GEMM on huge operands needs a larger atol), else None."""
+        c = _as_case(case, False)
+        if c.op not in TOLERANT_OPS:
+            return None
+        with np.errstate(all="ignore"):
+            for p in PROFILES:
+                try:
+                    found = contracts(c, p)
+                except Exception:  # noqa: BLE001 - an oracle failure is judged (and reported) elsewhere
+                    return None
+                problem = next(filter(None, map(tolerance_problem, found.values())), None)
+                if problem:
+                    return f"{p}: {problem}"
+        return None
 
     # -- repro --------------------------------------------------------------------------------------------
 
@@ -312,45 +385,211 @@ class Fuzzer:
         entries = {p: expect(c, p) for p in PROFILES}
         tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
         folder = out / vector.id
+        how = div.shrunk or "not shrunk"
+        problem = self.loadable(case)
+        if problem:  # the loader would refuse it: write nothing that `qconform run` cannot run
+            raise VectorError(folder, f"its repro suite would not load ({problem}; {how})", vector.alias)
         # atomically (conformance/outputs.py); the folder is named by the case's content, so one already there
         # is the same case from an earlier run and is replaced
         write_folder(folder, lambda tmp: write_suite(
             tmp, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
                    "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
-                   f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
+                   f"{div.first_index}, {how}): {div.signature}", "expected": entries}],
             suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
             oracle_version=oracle.__version__), force=True)
         return folder
 
 
 CHUNK = 256  # cases per task handed to a worker process
+MAX_WORKER_START_DEATHS = 3  # workers killed before their first chunk: then the run stops (a start error)
 
 
-_WORKER: Fuzzer | None = None  # a worker process's own fuzzer
+class _Pool:
+    """``jobs`` worker processes (forked: a worker starts in milliseconds with everything imported), each with
+    its own Fuzzer and backend, judging one chunk of indices at a time; the parent takes the results in index
+    order. Every worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group: the parent alone
+    decides) and stops its backend on SIGTERM, which the parent sends them when it stops, however it stops."""
+
+    def __init__(self, jobs: int, args: tuple):
+        import multiprocessing
+        self.context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods()
+                                                   else None)
+        self.args, self.start_deaths = args, 0
+        self.workers = [self._spawn() for _ in range(jobs)]
+
+    def _spawn(self) -> dict:
+        mine, theirs = self.context.Pipe()
+        proc = self.context.Process(target=_worker_main, args=(theirs, self.args), daemon=True)
+        proc.start()
+        theirs.close()
+        return {"proc": proc, "conn": mine, "chunk": None}
+
+    def judged(self, indices, seconds, start, report):
+        """Results in index order. Each worker sends its results case by case, so an interrupt keeps every case
+        judged so far, also those of chunks waiting behind an unfinished one (then yielded out of order)."""
+        from multiprocessing.connection import wait
+
+        it, numbered = iter(indices), itertools.count()
+        got, complete, deaths, next_out = {}, set(), collections.Counter(), 0
+        waiting = collections.deque()  # chunks to hand out again first: (number, indices)
+
+        def hand(worker):
+            if waiting:
+                worker["chunk"] = waiting.popleft()
+            elif seconds is None or time.monotonic() - start < seconds:
+                chunk = list(itertools.islice(it, CHUNK))
+                worker["chunk"] = (next(numbered), chunk) if chunk else None
+            else:
+                worker["chunk"] = None
+            if worker["chunk"] is not None:
+                got[worker["chunk"][0]] = []
+                worker["conn"].send(worker["chunk"][1])
+
+        for w in self.workers:
+            w["ready"] = False
+        try:
+            while True:
+                busy = [w for w in self.workers if w["chunk"] is not None or not w["ready"]]
+                if not busy:
+                    break
+                ready = set(wait([w["conn"] for w in busy] + [w["proc"].sentinel for w in busy]))
+                for w in busy:
+                    self._receive(w, ready, hand, got, complete, report, deaths, waiting)
+                while next_out in complete:
+                    complete.discard(next_out)
+                    yield from got.pop(next_out)
+                    next_out += 1
+        except KeyboardInterrupt:
+            for number in sorted(got):  # what the workers had judged, the unfinished chunks' cases included
+                yield from got.pop(number)
+            raise
+
+    def _receive(self, w, ready, hand, got, complete, report, deaths, waiting):
+        """Take what worker ``w`` sent (or its death)."""
+        while w["conn"] in ready and w["conn"].poll():
+            try:
+                what, payload = w["conn"].recv()
+            except (EOFError, OSError):
+                break
+            if what == "start failed":
+                from ..runner import RunnerError
+                raise RunnerError(f"a --jobs worker could not start its backend: {payload}")
+            if what == "ready":
+                w["ready"] = True
+                hand(w)
+                return
+            if what == "case":
+                got[w["chunk"][0]].append(payload)
+            elif what == "done":
+                complete.add(w["chunk"][0])
+                hand(w)
+                return
+        if w["proc"].sentinel in ready and not w["proc"].is_alive():
+            if w["chunk"] is not None:
+                got[w["chunk"][0]] = []  # judged again from its start by the next worker
+            self._replace(w, report, deaths, waiting, complete)
+
+    def _replace(self, w, report, deaths, waiting, complete):
+        """A worker died: report it, start another, and hand its chunk out again (once: a chunk that kills two
+        workers is counted as not run rather than tried forever)."""
+        w["proc"].join(1)
+        code = w["proc"].exitcode
+        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit status {code}"
+        chunk = w["chunk"]
+        what = f"cases {chunk[1][0]}..{chunk[1][-1]}" if chunk else "no chunk"
+        report.worker_deaths.append(f"worker {w['proc'].pid} died ({how}) while judging {what}")
+        w["conn"].close()
+        self.workers[self.workers.index(w)] = fresh = self._spawn()
+        fresh["ready"] = False
+        if chunk is None:
+            self.start_deaths += 1
+            if self.start_deaths >= MAX_WORKER_START_DEATHS:
+                from ..runner import RunnerError
+                raise RunnerError(f"--jobs workers died {self.start_deaths} times before judging anything: "
+                                  + "; ".join(report.worker_deaths[-MAX_WORKER_START_DEATHS:]))
+            return
+        deaths[chunk[0]] += 1
+        if deaths[chunk[0]] < 2:
+            waiting.appendleft(chunk)
+        else:
+            report.not_run += len(chunk[1])
+            report.worker_deaths[-1] += f"; its {len(chunk[1])} cases were not run (they killed two workers)"
+            complete.add(chunk[0])
+
+    def close(self):
+        """Stop every worker: a ``None`` (end of work) to the idle, SIGTERM to all that are still there after a
+        moment (each stops its backend), SIGKILL to any that ignores that."""
+        for w in self.workers:
+            if w["chunk"] is None and w["proc"].is_alive():
+                try:
+                    w["conn"].send(None)
+                except OSError:
+                    pass
+        for w in self.workers:
+            w["proc"].join(5 if w["chunk"] is None else 0)
+            if w["proc"].is_alive():
+                w["proc"].terminate()
+        for w in self.workers:
+            w["proc"].join(10)
+            if w["proc"].is_alive():
+                w["proc"].kill()
+                w["proc"].join(5)
+            w["conn"].close()
 
 
-def _worker_start(spec, profile, ops, seed, timeout, diagnose, formats, expectations):
-    from multiprocessing.util import Finalize
+def _worker_main(conn, args):
+    """A worker: its own Fuzzer, then one chunk of indices at a time until a ``None``."""
+    from ..runner import RunnerError
+    mine = []
 
-    global _WORKER
-    _WORKER = Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose,
-                     formats=formats, expectations=expectations)
-    Finalize(_WORKER, _WORKER.close, exitpriority=10)  # a subprocess backend says bye when the pool ends
+    def stop(signum, frame):
+        for fuzzer in mine:
+            fuzzer.close()  # kills the backend's whole tree, also mid-request
+        os._exit(128 + signum)
 
-
-def _worker_judge(indices: list[int]) -> list:
-    return list(_WORKER._judged(indices, None, 0.0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, stop)
+    spec, profile, ops, seed, timeout, diagnose, formats, expectations = args
+    try:
+        mine.append(Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose,
+                           formats=formats, expectations=expectations))
+    except (RunnerError, ValueError) as e:
+        conn.send(("start failed", str(e)))
+        return
+    fuzzer = mine[0]
+    conn.send(("ready", None))
+    try:
+        while (chunk := conn.recv()) is not None:
+            for result in fuzzer._judged(chunk, None, 0.0):
+                conn.send(("case", result))
+            conn.send(("done", None))
+    except EOFError:  # the parent is gone
+        pass
+    finally:
+        fuzzer.close()
 
 
 # Statuses of a case that exercised nothing of the backend (not counted among the formats and ops exercised).
-NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", "oracle crashed", "skipped")
+NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", "oracle crashed", "skipped",
+                 "not run")
+
+
+FAULT_KINDS = ("crashed", "timed out", "protocol error")  # a verdict of these kinds: the backend failed to answer
+FAULTED = "faulted"  # the status a case counts under when the backend faulted on it: counted, never a divergence
+NOT_RUN = "not run"  # a case never sent: the backend had given up (failed restarts in a row)
 
 
 def status_of(verdict) -> str:
     """How a case counts in the report: the verdict's status, or what kept it from having one."""
     if verdict is None:
         return "oracle crashed"
-    return "undefined behaviour (skipped)" if verdict is UNDEFINED else verdict.status
+    if verdict is UNDEFINED:
+        return "undefined behaviour (skipped)"
+    return FAULTED if verdict.status == FAILED and verdict.kind in FAULT_KINDS else verdict.status
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:200]
 
 
 def _as_case(case: FuzzCase, canonical: bool = True, aliased: bool = False) -> Case:
@@ -454,11 +693,18 @@ class FuzzReport:
     divergences: dict[str, Divergence] = field(default_factory=dict)
     scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
     exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
+    faults: list = field(default_factory=list)  # (case index, or None while shrinking; op, kind, first line)
+    gave_up: str = ""        # why the backend was given up on (failed restarts in a row): the rest not run
+    interrupted: str = ""    # the signal that stopped the run (SIGINT, SIGTERM)
+    not_run: int = 0         # cases asked for and never judged (backend gave up, chunks that killed workers)
+    worker_deaths: list = field(default_factory=list)  # --jobs workers that died, and what became of their cases
     write_errors: list[str] = field(default_factory=list)  # minimal cases that could not be written (why)
 
     @property
     def failed(self) -> bool:
-        return bool(self.divergences)
+        """Anything but a complete run on which the backend agreed and never faulted (a worker that died and whose
+        cases a new worker judged is reported, not failed: every case has its verdict)."""
+        return bool(self.divergences or self.faults or self.gave_up or self.interrupted or self.not_run)
 
     def lines(self) -> list[str]:
         rate = self.cases / self.seconds if self.seconds else 0.0
@@ -468,6 +714,7 @@ class FuzzReport:
         if self.scope is not None:
             out.append(f"  drawn inside: {', '.join(self.scope)}")
         out += self.exercised_lines()
+        out += self.fault_lines()
         if not self.divergences:
             # a backend that declined (or was not given) every case has shown nothing: say so, not just "no divergence"
             judged = self.statuses.get(PASSED, 0) + self.statuses.get(FAILED, 0)
@@ -482,7 +729,11 @@ class FuzzReport:
             if some:
                 out.append("  on some cases also: " + "; ".join(f"{_named(c)} ({n}/{div.count})" for n, c in some))
             if div.case is not None:
-                out.append(f"  minimal case: {div.case.describe()}")
+                minimal = div.shrunk.startswith("shrunk")
+                label = "minimal case" if minimal else f"first case ({div.shrunk or 'not shrunk'})"
+                out.append(f"  {label}: {div.case.describe()}")
+                if minimal and div.shrunk != "shrunk":
+                    out.append(f"  ({div.shrunk})")
                 for name, a in div.case.inputs.items():
                     out.append(f"    {name} = {np.array2string(a.astype(np.float32) if a.dtype.kind == 'V' or str(a.dtype) == 'bfloat16' else a, threshold=40, max_line_width=110)}")
             if div.verdict is not None and div.verdict.message:
@@ -492,6 +743,33 @@ class FuzzReport:
                            f"{_quote(self.backend)} --profile {self.profile} --vectors {div.written}")
         return out
 
+
+    def fault_lines(self) -> list[str]:
+        """The backend's faults (each counted, whether or not the case could be judged again), a backend that gave
+        up, workers that died, an interrupt: what the run did not judge, and why."""
+        out = []
+        if self.faults:
+            kinds = collections.Counter(kind for _, _, kind, _ in self.faults)
+            during = sum(1 for i, *_ in self.faults if i is None)
+            times = "once" if len(self.faults) == 1 else f"{len(self.faults)} times"
+            out.append(f"  FAULTS: the backend faulted {times} ("
+                       + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+                       + (f"; {during} of them while shrinking" if during else "") + ")")
+            for index, op, kind, line in self.faults[:FAULTS_SHOWN]:
+                where = f"case {index}" if index is not None else "while shrinking"
+                out.append(f"    {where} ({op}): {kind}: {line}")
+            if len(self.faults) > FAULTS_SHOWN:
+                out.append(f"    ... and {len(self.faults) - FAULTS_SHOWN} more")
+        for death in self.worker_deaths:
+            out.append(f"  WORKER DIED: {death}")
+        if self.gave_up:
+            out.append(f"  BACKEND GAVE UP: {_first_line(self.gave_up)}")
+        if self.not_run:
+            out.append(f"  NOT RUN: {self.not_run} cases")
+        if self.interrupted:
+            out.append(f"  INTERRUPTED ({self.interrupted}) after {self.cases} cases: the divergences below are "
+                       "those found so far, shrunk only until the interrupt")
+        return out
 
     def exercised_lines(self) -> list[str]:
         """Per format (or ``other``), the ops the judged cases exercised, with counts."""
@@ -555,8 +833,10 @@ CHECKPOINT = 4096
 @dataclass
 class DigestRun:
     digest: str
-    cases: int
+    cases: int               # cases hashed (fewer than asked when the backend gave up)
     checkpoints: list[str]   # the chain after every CHECKPOINT cases
+    faults: list = field(default_factory=list)  # (case index, kind, first line) of each fault: no answer
+    gave_up: str = ""        # why the backend was given up on; the chain stops there
 
 
 def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start: int = 0,
@@ -571,9 +851,11 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
     scope = scope_of(caps, tuple(formats), ops)
     head = [seed, profile, ops or "all"] + ([scope.labels()] if scope is not None else [])
     chain = hashlib.sha256(json.dumps(head).encode()).digest()
-    checkpoints = []
+    checkpoints, faults, done = [], [], 0
     batch = BATCH if hasattr(backend, "run_many") else 1
     for first in range(start, start + cases, batch):
+        if getattr(backend, "gave_up", ""):
+            break
         indices = range(first, min(first + batch, start + cases))
         drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops, scope) for i in indices]
         sent = [c for c in drawn if caps.not_applicable(_as_case(c, False)) is None]
@@ -587,12 +869,15 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
             with np.errstate(all="ignore"):
                 compare = contracts(_as_case(case, False), profile) if case.op in TOLERANT_OPS else {}
             data = b"not applicable" if outcome is None else outcome_bytes(outcome, compare)
+            if isinstance(outcome, Fault) and outcome.kind in FAULT_KINDS:
+                faults.append((i, outcome.kind, _first_line(outcome.detail)))
             chain = hashlib.sha256(chain + hashlib.sha256(data).digest()).digest()
+            done += 1
             if (i - start + 1) % CHECKPOINT == 0:
                 checkpoints.append(chain.hex())
                 if progress:
                     progress(i + 1)
-    return DigestRun(chain.hex(), cases, checkpoints)
+    return DigestRun(chain.hex(), done, checkpoints, faults, getattr(backend, "gave_up", "") or "")
 
 
 def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,

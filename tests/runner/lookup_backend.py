@@ -6,15 +6,26 @@ oracle), a wrong one (answer with another profile while claiming the first), or 
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
 hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, surrogate (an
-error message holding a lone surrogate and escapes). ``--name`` sets the name its hello gives (a JSON string: a hostile one).
+error message holding a lone surrogate and escapes), and those of faults in patterns (issue 25): dribble,
+hugelength, exit75, helper. ``--name`` sets the name its hello gives (a JSON string: a hostile one).
+
+Faults in patterns: ``--fault KIND:#N`` strikes the N-th request the backend reads in the whole run, counted
+across restarts in the file named by ``QC_TEST_COUNTS`` (so a fault can strike once, mid-batch, and not again
+when the runner sends the request's successors to a fresh process); ``--hello ok,die,ok,hang`` answers the
+k-th handshake of the run (same file) as the k-th word says, the last word repeating. ``--oracle SPEC``
+(``oracle:PROFILE``, ``mutant:NAME``) answers any request from the oracle instead of a suite's expectations, so
+the fuzzer can be pointed at it (faults then by ``#N`` or ``*`` only).
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
                              [--name NAME]
+    python lookup_backend.py --oracle SPEC [--fault hang:#5] [--hello ok,die,ok]
 """
 
 import argparse
+import fcntl
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -41,6 +52,9 @@ class LookupBackend:
         v = self.suite.get(vector_id(op, params, inputs))
         return v, self.faults.get(v.alias, self.faults.get("*"))
 
+    def reply(self, rid, v, fault, meta, tensors):
+        return protocol.reply_message(rid, answer(v, self.answer, fault))
+
     def run(self, op, params, inputs):
         v, fault = self.fault_for(op, params, inputs)
         if fault == "raise":
@@ -53,6 +67,69 @@ class LookupBackend:
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
         return outcome.outputs | outcome.values
+
+
+class OracleAnswers:
+    """Answers every request from an oracle backend (``oracle:PROFILE`` or ``mutant:NAME``), claiming what it
+    claims; faults by request ordinal (``#N``) or ``*``."""
+
+    def __init__(self, spec, faults=(), caps=None):
+        from conformance.backends import open_backend
+        self.oracle = open_backend(spec)
+        self.faults = dict(f.split(":", 1)[::-1] for f in faults)
+        self.caps = caps or {}
+
+    def hello(self):
+        return {"name": "lookup-oracle", "version": "1", "profile": self.oracle.hello.profile,
+                "capabilities": self.caps}
+
+    def fault_for(self, op, params, inputs):
+        return None, self.faults.get("*")
+
+    def reply(self, rid, v, fault, meta, tensors):
+        return protocol.reply_message(rid, self.oracle.run(meta["op"], meta["params"], tensors))
+
+
+    def run(self, op, params, inputs):
+        """In process (``python:lookup_backend:oracle_from_env``): QC_TEST_KILL_AT=N kills the calling process
+        (SIGKILL, as an OOM killer would) at the N-th request of the run."""
+        if tick("request") == int(os.environ.get("QC_TEST_KILL_AT", "0")):
+            os.kill(os.getpid(), signal.SIGKILL)
+        outcome = self.oracle.run(op, params, inputs)
+        if isinstance(outcome, Error):
+            raise BackendError(outcome.code, outcome.message)
+        if not isinstance(outcome, Result):
+            raise RuntimeError(f"the oracle faulted: {outcome}")
+        return outcome.outputs | outcome.values
+
+
+def oracle_from_env():
+    """Factory for ``python:lookup_backend:oracle_from_env``: QC_TEST_ORACLE (a spec), QC_TEST_HELLO (a pattern of
+    ok and die, per handshake of the run), QC_TEST_KILL_AT."""
+    hellos = os.environ.get("QC_TEST_HELLO", "ok").split(",")
+    if hellos[min(tick("hello"), len(hellos)) - 1] == "die":
+        raise RuntimeError("this start fails (QC_TEST_HELLO)")
+    return OracleAnswers(os.environ.get("QC_TEST_ORACLE", "oracle"))
+
+
+def tick(counter: str) -> int:
+    """The run-wide ordinal (1, 2, ...) of this event, kept in the JSON file named by QC_TEST_COUNTS (locked:
+    the backends of several fuzz workers count together)."""
+    path = os.environ.get("QC_TEST_COUNTS")
+    if not path:
+        return 0
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        counts = json.loads(open(path).read()) if os.path.exists(path) else {}
+        counts[counter] = counts.get(counter, 0) + 1
+        with open(path + ".tmp", "w") as f:
+            f.write(json.dumps(counts))
+        os.replace(path + ".tmp", path)
+    started = os.environ.get("QC_TEST_STARTED")
+    if started and counter == "hello":
+        with open(started, "a") as f:
+            f.write(f"{os.getpid()}\n")
+    return counts[counter]
 
 
 # A lone surrogate (valid in JSON as "\ud800", not encodable as UTF-8), a line break and terminal escapes.
@@ -100,7 +177,7 @@ def hostile(fault, rid):
     return None
 
 
-def serve(backend):
+def serve(backend, hellos=("ok",)):
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 
     def send(meta, tensors=None):
@@ -114,6 +191,11 @@ def serve(backend):
             return
         meta, tensors = protocol.decode_message(stdin.read(protocol.frame_length(head)))
         if meta["type"] == "hello":
+            how = hellos[min(tick("hello"), len(hellos)) - 1]
+            if how == "die":
+                os._exit(1)
+            if how == "hang":
+                time.sleep(3600)
             if marker and os.path.exists(marker):
                 if os.environ.get("QC_TEST_MARKER_EXIT"):
                     os._exit(4)
@@ -125,7 +207,8 @@ def serve(backend):
         if meta["type"] == "bye":
             return
         v, fault = backend.fault_for(meta["op"], meta["params"], tensors)
-        print(f"request {meta['id']} {v.alias}", file=sys.stderr, flush=True)
+        fault = backend.faults.get(f"#{tick('request')}", fault)
+        print(f"request {meta['id']} {v.alias if v else meta['op']}", file=sys.stderr, flush=True)
         blob = hostile(fault, meta["id"])
         if blob is not None:
             stdout.write(protocol.frame(blob))
@@ -146,6 +229,12 @@ def serve(backend):
             with open(os.environ["QC_TEST_PIDS"], "w") as f:
                 f.write(f"{os.getpid()} {helper.pid}\n")
             time.sleep(3600)
+        if fault == "helper":  # a helper in its own session, left running; then a normal reply
+            helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                      start_new_session=True, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(os.environ["QC_TEST_PIDS"], "w") as f:
+                f.write(f"{os.getpid()} {helper.pid}\n")
         if fault in ("escapes", "escapes-crash"):
             print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
         if fault == "escapes-crash":
@@ -161,6 +250,19 @@ def serve(backend):
             n = int(os.environ.get("QC_TEST_BIG", str(32 << 20)))
             send({"type": "result", "id": meta["id"], "values": {}}, {"big": np.zeros(n, np.uint8)})
             continue
+        if fault == "dribble":  # a whole valid reply, one byte every 20 ms: a steady trickle past any deadline
+            reply, out = backend.reply(meta["id"], v, fault, meta, tensors)
+            for byte in protocol.frame(protocol.encode_message(reply, out)):
+                stdout.write(bytes([byte]))
+                stdout.flush()
+                time.sleep(0.02)
+            continue
+        if fault == "hugelength":  # a frame length just under the 1 GiB cap, a plausible blob start, then nothing
+            stdout.write(struct.pack("<IQ", protocol.MAX_FRAME, 100) + b"{")
+            stdout.flush()
+            time.sleep(3600)
+        if fault == "exit75":  # the device is lost before this request is even read: exit for a fresh process
+            os._exit(75)
         if fault == "crash":
             print("about to crash!", file=sys.stderr, flush=True)
             os._exit(3)
@@ -177,7 +279,7 @@ def serve(backend):
         if fault == "noise":
             stdout.write(b"debug print\n")
         rid = "nope" if fault == "wrongid" else meta["id"]
-        reply, out = protocol.reply_message(rid, answer(v, backend.answer, fault))
+        reply, out = backend.reply(rid, v, fault, meta, tensors)
         send(reply, out)
         if fault == "tempfail":  # a normal reply, then exit 75 (a lost device) a little later, once the runner
             time.sleep(0.2)      # has sent its next request: that request is to be sent again, not blamed
@@ -189,14 +291,18 @@ def serve(backend):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", required=True)
-    ap.add_argument("--claim", required=True)
+    ap.add_argument("--suite")
+    ap.add_argument("--claim")
+    ap.add_argument("--oracle", metavar="SPEC")
+    ap.add_argument("--hello", default="ok", help="comma-separated: ok, die or hang, per handshake of the run")
     ap.add_argument("--answer")
     ap.add_argument("--fault", action="append", default=[])
     ap.add_argument("--caps", type=json.loads, default={})
     ap.add_argument("--name", type=json.loads, default='"lookup"', help="a JSON string (so it can hold anything)")
     a = ap.parse_args()
-    serve(LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps, a.name))
+    backend = OracleAnswers(a.oracle, a.fault, a.caps) if a.oracle else \
+        LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps, a.name)
+    serve(backend, a.hello.split(","))
 
 
 if __name__ == "__main__":

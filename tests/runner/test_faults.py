@@ -289,14 +289,23 @@ def test_large_reply_costs_about_its_size_in_memory(suite_dir, lookup_cmd, monke
     b = open_backend("subprocess:" + lookup_cmd("--fault", f"big:{TIES}"), timeout=20)
     v = load_suite(suite_dir).get(TIES)
     try:
+        rss = resident()
         tracemalloc.start()
         out = b.run(v.op, v.params, v.inputs)
         peak = tracemalloc.get_traced_memory()[1]
+        held = resident() - rss  # the reply's buffer (lazily committed anonymous memory: not traced)
     finally:
         tracemalloc.stop()
         b.close()
     assert out.outputs["big"].nbytes == size
     assert peak < 1.25 * size, f"peak {peak / size:.2f}x the frame size"  # was 4x before issue 13
+    assert 0.9 * size < held < 1.25 * size, f"{held / size:.2f}x the frame size held"
+
+
+def resident() -> int:
+    """This process's resident memory now, in bytes."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 # ---- 4. interrupted runs: a partial report that says so, a non-zero exit, no process left -------------------
@@ -340,6 +349,19 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
     while (alive(backend) or alive(helper)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(backend) and not alive(helper)  # the helper had left the backend's session
+
+
+def test_a_normal_run_leaves_no_setsid_helper(tmp_path, suite_dir, lookup_cmd, monkeypatch):
+    """The backend exits on the run's ``bye``; the helper it started in its own session goes with it."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("QC_TEST_PIDS", str(pids))
+    v = run(suite_dir, "subprocess:" + lookup_cmd("--fault", f"helper:{TIES}"))
+    assert all(x.status == PASSED for x in v.values())
+    backend, helper = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while (alive(backend) or alive(helper)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(backend) and not alive(helper)
 
 
 # ---- 9. backend text reaches a terminal without its control sequences; HTML escapes every field ----------

@@ -11,7 +11,7 @@ from conformance.fuzz import engine
 from conformance.fuzz.strategies import OPS, PENDING, RandomDraw, cases, draw_case
 from conformance.mutants import MUTANTS
 from conformance.vectors import OPS as ALL_OPS
-from conformance.vectors import load_suite
+from conformance.vectors import VectorError, load_suite
 
 NDARRAY = "burn-0.22.0-pre.3/ndarray"
 
@@ -206,5 +206,22 @@ def test_the_oracle_answers_every_layout_case(profile):
                 f.vector(case)
             except engine.Undefined:
                 pass
+    finally:
+        f.close()
+
+
+def test_a_repro_suite_is_written_only_when_the_loader_takes_it(tmp_path):
+    """A GEMM on huge operands needs an atol above the loader's bound: the fuzzer says so and writes nothing,
+    rather than a suite `qconform run` refuses; a case inside the bounds is written and loads."""
+    f = engine.Fuzzer(f"oracle:{NDARRAY}", seed=1, ops=["ternary_matmul"])
+    try:
+        case, choices = f.draw(0)
+        big = engine.FuzzCase(case.op, case.params, dict(case.inputs, lhs=case.inputs["lhs"] * np.float32(1e30)))
+        assert f.loadable(case) is None and "'atol' in [0, 1024]" in f.loadable(big)
+        with pytest.raises(VectorError, match="its repro suite would not load"):
+            f.write(engine.Divergence("s", case=big, choices=choices), tmp_path / "big")
+        assert not (tmp_path / "big").exists()
+        written = f.write(engine.Divergence("s", case=case, choices=choices), tmp_path / "small")
+        assert load_suite(written).vectors[0].op == "ternary_matmul"
     finally:
         f.close()
