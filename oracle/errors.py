@@ -132,6 +132,9 @@ _SITES = [
     PanicSite("ndarray.reshape_dims", "panic", "NdArray supports arrays up to 6 dimensions, received: {dims}",
               "§2", "burn-ndarray-0.22.0-pre.3/src/tensor.rs:582 (reduce_blocks' reshape of a rank >= 4 "
               "tensor)"),
+    PanicSite("ndarray.matmul_empty", "panic", "attempt to divide by zero",
+              "§9.3", "burn-ndarray-0.22.0-pre.3/src/ops/matmul.rs:25-27, 0.22.1 the same lines (the batch counts "
+              "divide by the matrix sizes m*k, k*n and m*n: a float matmul with m, k or n of 0; found by fuzzing)"),
     PanicSite("range.empty_ndarray", "expect", "Cannot compute min of empty tensor",
               "§8 #34", "burn-ndarray-0.22.0-pre.3/src/ops/base.rs:1242"),
     PanicSite("range.empty_flex", "assert", "min: cannot reduce an empty tensor",

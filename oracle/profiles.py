@@ -33,6 +33,7 @@ _NDARRAY = Profile(
     tensor_extremum="last",
     mean_summation="unrolled8",
     ternary_fast_path=True,
+    empty_matmul_panic="ndarray.matmul_empty",  # burn-ndarray-0.22.0-pre.3 src/ops/matmul.rs:25-27
 )
 
 _FLEX = Profile(
@@ -149,6 +150,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     value_layout="packed_lines",
     validates_data_length=True,
     moves_packing_dim=True,
+    reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its

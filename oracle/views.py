@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from .choices import FixedStep
+from .errors import UndefinedBehaviour
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -52,8 +53,7 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     if op == "flip":
         return np.flip(a, tuple(step["axes"]))
     if op == "slice":
-        ranges = [slice(*r) for r in step["ranges"]]
-        return a[tuple(ranges)]
+        return a[tuple(burn_slice(r, n) for r, n in zip(step["ranges"], a.shape))]
     if op == "select":
         return np.take(a, np.asarray(step["indices"], dtype=np.int64), axis=step["dim"])
     if op == "gather":
@@ -68,11 +68,63 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     if op == "expand":
         return np.broadcast_to(a, step["shape"])
     if op == "matmul":
+        lhs = a.astype(np.float64)
         rhs = np.asarray(step["rhs"], dtype=np.float32).reshape(step["shape"]).astype(np.float64)
-        return np.matmul(a.astype(np.float64), rhs).astype(np.float32)
+        check_gemm_order(lhs, rhs)
+        return np.matmul(lhs, rhs).astype(np.float32)
     if op == "mul_scalar":
         return (a.astype(np.float32) * np.float32(step["value"])).astype(np.float32)
     raise ValueError(f"unknown layout step {op!r}; known: {', '.join(STEP_OPS)}")
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_gemm_order(lhs: np.ndarray, rhs: np.ndarray) -> None:
+    """An f32 GEMM rounds every partial sum to f32, in an order that is the backend's: where the products of one
+    output element have both signs and their magnitudes sum past f32's range, some order overflows to ±inf (or
+    inf - inf = NaN) and another stays finite, so no single answer is burn's (found by fuzzing: burn-flex gives inf
+    where the exact sum is 1.06e37). Products of one sign are not affected: every order then overflows exactly when
+    the exact sum, rounded once, does."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        lp, ln, rp, rn = (np.maximum(m, 0) for m in (lhs, -lhs, rhs, -rhs))
+        pos, neg = np.matmul(lp, rp) + np.matmul(ln, rn), np.matmul(lp, rn) + np.matmul(ln, rp)
+    mixed = (pos > 0) & (neg > 0) & np.isfinite(pos) & np.isfinite(neg) & (pos + neg > F32_MAX)
+    if mixed.any():
+        raise UndefinedBehaviour("an f32 GEMM whose partial sums overflow in some summation order and not in "
+                                 "another: the answer is the backend's summation order's")
+
+
+def burn_slice(r: list[int], size: int) -> slice:
+    """burn's ``Slice::new(start, Some(end), step)`` on a dim of ``size``, as a numpy view: negative bounds count
+    from the end and every bound is clamped into ``0..=size`` (``convert_signed_index``); the elements are those of
+    ``start..end``, every ``step``-th counted from ``start`` for a positive step and from the *last* element of the
+    range for a negative one (``Slice::output_size``: ``ceil(len / |step|)``; burn-std-0.22.1
+    src/tensor/slice.rs:493-545). numpy's ``slice(start, end, -k)`` walks from ``start`` down instead."""
+    start, end, by = r
+    lo, hi = (min(size, max(0, size + i if i < 0 else i)) for i in (start, end))
+    if lo >= hi:
+        return slice(0, 0)
+    if by > 0:
+        return slice(lo, hi, by)
+    return slice(hi - 1, lo - 1 if lo > 0 else None, by)
+
+
+def resolved(shape: tuple[int, ...], steps: list[dict], zero_keeps_dim: bool) -> list[dict]:
+    """The steps with each ``reshape`` target as burn reads it: where ``zero_keeps_dim`` (``Profile.
+    reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i``; otherwise the target is literal."""
+    if not zero_keeps_dim or not any(s["op"] == "reshape" and 0 in s["shape"] for s in steps):
+        return steps
+    out, probe = [], np.empty(shape, np.bool_)
+    for s in steps:
+        if s["op"] == "reshape" and 0 in s["shape"]:
+            if any(n == 0 and i >= probe.ndim for i, n in enumerate(s["shape"])):
+                raise ValueError(f"reshape {s['shape']} of a rank-{probe.ndim} tensor: a 0 beyond the source's "
+                                 "rank indexes past its dims (burn panics out of bounds; not modelled)")
+            s = dict(s, shape=[probe.shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
+        out.append(s)
+        probe = apply(probe, s)
+    return out
 
 
 def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
