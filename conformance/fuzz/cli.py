@@ -3,8 +3,10 @@
     qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--format NAME ...] [--expectations TOML]
                   [--cases N | --time SECONDS] [--seed S] [--out DIR] [--jobs N]
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
+    qconform fuzz --check-determinism --backend SPEC [--cases N] [--seed S]
 
-Exit status: 0 no divergence (digests equal), 1 divergences (digests differ), 3 a backend that cannot start.
+Exit status: 0 no divergence (digests equal, every case answered alike twice), 1 divergences (digests differ,
+nondeterministic cases), 3 a backend that cannot start.
 """
 
 from __future__ import annotations
@@ -44,12 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
                     "storage); with --against, compare and bisect to the first differing case")
     ap.add_argument("--against", metavar="SPEC", help="--digest: the other backend (default oracle:PROFILE)")
+    ap.add_argument("--check-determinism", action="store_true", help="no oracle: run the cases through two fresh "
+                    "backend processes and report the cases whose answers differ (to be declared undefined)")
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     ops = args.ops.split(",") if args.ops else None
     print(f"qconform fuzz: seed {seed}", flush=True)
     if args.digest:
         return _digest(args, seed, ops)
+    if args.check_determinism:
+        return _determinism(args, seed, ops)
     from ..expectations import Expectations, ExpectationsError
     from ..formats import get_format
     from .engine import Fuzzer
@@ -81,6 +87,18 @@ def main(argv: list[str] | None = None) -> int:
         ([f"--expectations {args.expectations}"] if args.expectations else [])
     print(f"\nsame cases again: {' '.join(rerun)}")
     return 1 if report.failed else 0
+
+
+def _determinism(args, seed: int, ops) -> int:
+    from .determinism import check
+    try:
+        report = check(args.backend, profile=args.profile, seed=seed, cases=args.cases or 2000, ops=ops,
+                       timeout=args.timeout)
+    except RunnerError as e:
+        print(e, file=sys.stderr)
+        return 3
+    print("\n".join(report.lines()))
+    return 1 if report.differing else 0
 
 
 def _digest(args, seed: int, ops) -> int:
