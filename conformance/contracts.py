@@ -68,8 +68,11 @@ def _layout_matmul_contract(c: Case, profile: str) -> dict:
     result is carried from the first matmul through the steps after it: a GEMM adds ``gamma_(K+1) * (|y|+e)@|b|``
     to ``e@|b|`` (Higham 3.5), a scalar product scales ``e`` and adds one rounding, a move moves ``e`` with its
     element. The expectation holds the exact result rounded once."""
-    steps = oracle.layout.resolved(np.shape(c.inputs["codes"]), c.params["steps"],
-                                   get_profile(profile).reshape_zero_keeps_dim)  # a reshape's 0s as burn reads them
+    try:  # a reshape's 0s as burn reads them
+        steps = oracle.layout.resolved(np.shape(c.inputs["codes"]), c.params["steps"],
+                                       get_profile(profile).reshape_zero_keeps_dim)
+    except oracle.BurnPanic:  # the chain panics: no output to compare
+        return {}
     first = next((i for i, s in enumerate(steps) if s["op"] == "matmul"), None)
     if first is None:
         return {}

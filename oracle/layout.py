@@ -20,7 +20,8 @@ from .qtensor import QTensor
 from .routes import ROUTES, check_matmul, float_i8, route, values
 from .scheme import NATIVE
 from .stages import Stages
-from .views import PURE_MOVES, STEP_OPS, apply, is_identity, resolved, vecmat_swap, view, view_strides
+from .views import (PURE_MOVES, STEP_OPS, apply, is_identity, resolve_step, resolved, vecmat_swap, view,
+                    view_strides)
 
 # ROUTES, STEP_OPS, apply, resolved, vecmat_swap and view_strides are re-exported for callers that read them from here
 # (conformance/generate.py, tests); their home is oracle/routes.py and oracle/views.py.
@@ -45,7 +46,9 @@ def empty_short_cut(s: dict, shape: tuple[int, ...]) -> bool:
 
 
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
-    """One ``Tensor`` call on what the backend holds."""
+    """One ``Tensor`` call on what the backend holds (a ``reshape`` target read as the profile's release reads
+    it)."""
+    s = resolve_step(np.shape(held.codes if isinstance(held, QTensor) else held), s, profile.reshape_zero_keeps_dim)
     if s["op"] == "matmul" and profile.gemm_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     if isinstance(held, np.ndarray):
@@ -91,7 +94,6 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
     (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
     what a user expects the result to dequantize to."""
-    steps = resolved(qt.codes.shape, steps, profile.reshape_zero_keeps_dim)
     held, upload = _load_deferred(qt, profile)
     if upload is not None:  # the steps' own host-side panics come first; the read-back then meets the upload's
         for s in steps:
@@ -99,8 +101,8 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
         raise upload
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         try:
-            stages.moved = view(values(held, profile), steps)
-        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes)
+            stages.moved = view(values(held, profile), resolved(qt.codes.shape, steps, profile.reshape_zero_keeps_dim))
+        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes), or a step panics
             stages.moved = None
     for s in steps:
         held = step(held, s, profile)

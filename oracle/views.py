@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .choices import FixedStep
-from .errors import UndefinedBehaviour
+from .errors import UndefinedBehaviour, panic
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -47,6 +47,8 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     """The step on a plain array (numpy's view semantics equal burn's element semantics for each op)."""
     op = step["op"]
     if op == "reshape":
+        if math.prod(step["shape"]) != a.size:  # burn's own check; a 0 reaches here as the profile reads it
+            raise panic("tensor.reshape_count", source=list(a.shape), target=list(step["shape"]))
         return a.reshape(step["shape"])
     if op in ("transpose", "swap_dims", "permute"):
         return a.transpose(axes_of(step, a.ndim))
@@ -110,20 +112,25 @@ def burn_slice(r: list[int], size: int) -> slice:
     return slice(hi - 1, lo - 1 if lo > 0 else None, by)
 
 
+def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
+    """Step ``s`` on a tensor of ``shape`` with its ``reshape`` target as burn reads it: where ``zero_keeps_dim``
+    (``Profile.reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i`` (past the source's rank,
+    ``self.dims[idx]`` panics); otherwise the target is literal."""
+    if s["op"] != "reshape" or not zero_keeps_dim or 0 not in s["shape"]:
+        return s
+    past = [i for i, n in enumerate(s["shape"]) if n == 0 and i >= len(shape)]
+    if past:
+        raise panic("tensor.reshape_zero_index", len=len(shape), index=past[0])
+    return dict(s, shape=[shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
+
+
 def resolved(shape: tuple[int, ...], steps: list[dict], zero_keeps_dim: bool) -> list[dict]:
-    """The steps with each ``reshape`` target as burn reads it: where ``zero_keeps_dim`` (``Profile.
-    reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i``; otherwise the target is literal."""
-    if not zero_keeps_dim or not any(s["op"] == "reshape" and 0 in s["shape"] for s in steps):
-        return steps
-    out, probe = [], np.empty(shape, np.bool_)
+    """The chain's steps as burn reads them (:func:`resolve_step`), followed through the shapes (a panic of any
+    step's is raised)."""
+    out, probe = [], np.zeros(shape, np.bool_)  # zeros: a matmul probe never overflows
     for s in steps:
-        if s["op"] == "reshape" and 0 in s["shape"]:
-            if any(n == 0 and i >= probe.ndim for i, n in enumerate(s["shape"])):
-                raise ValueError(f"reshape {s['shape']} of a rank-{probe.ndim} tensor: a 0 beyond the source's "
-                                 "rank indexes past its dims (burn panics out of bounds; not modelled)")
-            s = dict(s, shape=[probe.shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
-        out.append(s)
-        probe = apply(probe, s)
+        out.append(resolve_step(probe.shape, s, zero_keeps_dim))
+        probe = apply(probe, out[-1])
     return out
 
 
@@ -182,14 +189,3 @@ def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
     if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
         return None
     return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
-
-
-def check_steps(shape: tuple[int, ...], steps: list[dict]) -> None:
-    """Validates a chain against shapes (a malformed vector is the author's error, not a burn panic)."""
-    probe = np.zeros(shape, dtype=np.float32)
-    for s in steps:
-        if s.get("op") not in STEP_OPS:
-            raise ValueError(f"unknown layout step {s!r}")
-        probe = apply(probe, s)
-        if probe.size == 0 or math.prod(probe.shape) == 0:
-            raise ValueError(f"step {s!r} gives an empty tensor (burn returns a float tensor then)")

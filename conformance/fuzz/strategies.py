@@ -724,10 +724,11 @@ _QLAYOUT_STEPS = ("transpose", "permute", "swap_dims", "reshape", "flip", "slice
                   "matmul")
 
 
-def _zero_keeps(d, s: dict, shape: tuple, zero_keeps_dim: bool) -> dict:
-    """A reshape target with some dims spelt 0, where burn reads a 0 as the source's dim at that index
-    (``Profile.reshape_zero_keeps_dim``): one reshape in 4, at the indices whose dim is kept anyway."""
-    if s["op"] != "reshape" or not zero_keeps_dim:
+def _zero_keeps(d, s: dict, shape: tuple) -> dict:
+    """A reshape target with some dims spelt 0 (one reshape in 4), at indices whose dim the reshape keeps: burn
+    until 0.22.1 reads such a 0 as the source's dim (``Profile.reshape_zero_keeps_dim``), 0.23.0-pre.1 as an empty
+    dim, which its element-count check refuses (``tensor.reshape_count``)."""
+    if s["op"] != "reshape":
         return s
     kept = [i for i, n in enumerate(s["shape"]) if i < len(shape) and shape[i] == n]
     if not kept or d.integer(0, 3):
@@ -744,11 +745,11 @@ def layout_steps(d, shape: tuple, allowed=_QLAYOUT_STEPS, zero_keeps_dim: bool =
         op = d.pick(list(allowed))
         if op in ("transpose", "matmul") and probe.ndim < 2:
             op = "reshape"
-        s = _zero_keeps(d, _STEP_DRAWS[op](d, probe.shape), probe.shape, zero_keeps_dim)
+        s = _zero_keeps(d, _STEP_DRAWS[op](d, probe.shape), probe.shape)
         try:
             after = layout.apply(probe, layout.resolved(probe.shape, [s], zero_keeps_dim)[0])
-        except ValueError:  # an empty target whose 0 burn reads as a kept source dim: burn's reshape panic
-            after = np.zeros((LAYOUT_MAX_ELEMENTS + 1,))
+        except oracle.BurnPanic:  # burn refuses the 0s as this release reads them: that panic ends the chain
+            return steps + [s]
         if not 1 <= after.ndim <= LAYOUT_MAX_RANK or not after.size <= LAYOUT_MAX_ELEMENTS:
             s = {"op": "reshape", "shape": list(probe.shape)}
             after = probe
