@@ -84,16 +84,21 @@ F32_MAX = float(np.finfo(np.float32).max)
 
 
 def check_gemm_order(lhs: np.ndarray, rhs: np.ndarray) -> None:
-    """An f32 GEMM rounds every partial sum to f32, in an order that is the backend's: where the products of one
-    output element have both signs and their magnitudes sum past f32's range, some order overflows to ±inf (or
-    inf - inf = NaN) and another stays finite, so no single answer is burn's (found by fuzzing: burn-flex gives inf
-    where the exact sum is 1.06e37). Products of one sign are not affected: every order then overflows exactly when
-    the exact sum, rounded once, does."""
+    """An f32 GEMM rounds every partial sum to f32, in an order that is the backend's. With ``P`` and ``N`` the
+    magnitude sums of one output's positive and negative products, an order that adds the positives first reaches
+    +inf exactly when ``P > f32::MAX`` (and -inf when ``N`` is), one that interleaves them need not. So the answer
+    depends on the order where both can overflow (+inf meets -inf: NaN, or either inf), or where one can and the
+    exact sum ``P - N`` is finite in f32 (found by fuzzing: burn-flex gives inf where the exact sum is 1.06e37, and
+    NaN where an inf input's -inf product meets positive products past f32::MAX). Everywhere else every order gives
+    the exact sum's f32 rounding, ``±inf`` included, within the GEMM bound; an inf times a 0, or products of both
+    infinities, are NaN in every order."""
     with np.errstate(invalid="ignore", over="ignore"):
-        lp, ln, rp, rn = (np.maximum(m, 0) for m in (lhs, -lhs, rhs, -rhs))
-        pos, neg = np.matmul(lp, rp) + np.matmul(ln, rn), np.matmul(lp, rn) + np.matmul(ln, rp)
-    mixed = (pos > 0) & (neg > 0) & np.isfinite(pos) & np.isfinite(neg) & (pos + neg > F32_MAX)
-    if mixed.any():
+        prod = lhs[..., :, :, None] * rhs[..., None, :, :]  # [.., m, k, n]: each product once (no inf * 0 of a split)
+        pos, neg = np.where(prod > 0, prod, 0).sum(axis=-2), np.where(prod < 0, -prod, 0).sum(axis=-2)
+        big_p, big_n = pos > F32_MAX, neg > F32_MAX
+        defined = np.isnan(prod).any(axis=-2) | (np.isinf(pos) & np.isinf(neg))
+        either = (big_p & big_n) | ((big_p ^ big_n) & (np.abs(pos - neg) <= F32_MAX))
+    if (either & ~defined).any():
         raise UndefinedBehaviour("an f32 GEMM whose partial sums overflow in some summation order and not in "
                                  "another: the answer is the backend's summation order's")
 

@@ -216,3 +216,13 @@ def test_a_gemm_whose_partial_sums_may_overflow_is_undefined():
         run_tensor([rhs], FLEX)
     one_sign = {"op": "matmul", "rhs": [2.0**127] * 4, "shape": [4, 1]}  # every order overflows: +inf
     assert run_tensor([one_sign], FLEX)["x"].ravel().tolist() == [np.inf, np.inf]
+
+
+def test_an_inf_product_meeting_overflowing_ones_of_the_other_sign_is_undefined():
+    """burn-flex 0.23.0-pre.1 gave NaN (campaign seed 20261201, qlayout case 6907): an E5M2 inf code times a
+    positive rhs is -inf; the positive products sum past f32::MAX, so an order reaches +inf first."""
+    from oracle.views import check_gemm_order
+    with pytest.raises(o.UndefinedBehaviour):
+        check_gemm_order(np.array([[-np.inf, 1.0, 1.0]]), np.array([[1.0], [3e38], [3e38]]))
+    check_gemm_order(np.array([[-np.inf, 1.0, 1.0]]), np.array([[1.0], [1e38], [1e38]]))  # -inf in every order
+    check_gemm_order(np.array([[np.inf, 1.0]]), np.array([[0.0], [1.0]]))  # inf * 0: NaN in every order
