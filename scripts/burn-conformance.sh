@@ -4,8 +4,9 @@
 # Messages must match burn's exact panic text too (--strict-messages), and a burn bug must be burn's own outcome, not
 # the invariant-respecting alternative a vector also accepts from other backends (--exact-burn). Reports land in
 # out/burn/<binary>.json.
-# Then each binary is fuzzed for a fixed budget against its own profile (docs/fuzzing.md): a fixed seed, printed,
-# so a failure reproduces; a divergence fails too, with its minimal case under out/burn/fuzz-<binary>/.
+# Then each binary is fuzzed for a fixed budget (releases.toml's ci_fuzz) against its own profile (docs/fuzzing.md):
+# a fixed seed, printed, so a failure reproduces; a divergence fails too, with its minimal case under
+# out/burn/fuzz-<binary>/.
 # The GPU binaries (burn-wgpu: WGSL and SPIR-V, 0.22.0-pre.3 and 0.22.1) run burn's real kernels on Mesa's lavapipe,
 # installed first (a no-op when present).
 set -euo pipefail
@@ -16,16 +17,39 @@ export RUST_BACKTRACE=0
 bash scripts/install-lavapipe.sh
 mkdir -p out/burn
 mapfile -t binaries < <(bash adapters/burn/build.sh)
+
+# The suite through every binary, two at a time (one per core: a binary's run is one process, on lavapipe mostly
+# shader compilation on one thread), each printed whole, in build order, once all are done.
+suite() {
+    local binary=$1 name; name=$(basename "$1")
+    # A binary's recorded known divergences (adapters/burn/known/<binary>.toml), if any, run as xfail.
+    local known=(); [ -f "adapters/burn/known/$name.toml" ] && known=(--expectations "adapters/burn/known/$name.toml")
+    local rc=0
+    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --exact-burn "${known[@]}" \
+        --report "out/burn/$name.json" > "out/burn/$name.log" 2>&1 || rc=$?
+    echo "$rc" > "out/burn/$name.rc"
+}
+for binary in "${binaries[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+    suite "$binary" &
+done
+wait
 status=0
 for binary in "${binaries[@]}"; do
     name=$(basename "$binary")
     echo "== $name"
-    # A binary's recorded known divergences (adapters/burn/known/<binary>.toml), if any, run as xfail.
-    known=(); [ -f "adapters/burn/known/$name.toml" ] && known=(--expectations "adapters/burn/known/$name.toml")
-    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --exact-burn "${known[@]}" \
-        --report "out/burn/$name.json" || status=1
-    # Two worker processes (one per core): the same cases and report, in about half the time for the GPU binaries.
-    .venv/bin/qconform fuzz --backend "subprocess:$binary" --cases "${QCONFORM_FUZZ_CASES:-3000}" \
+    cat "out/burn/$name.log"
+    [ "$(cat "out/burn/$name.rc")" = 0 ] || status=1
+done
+
+# Then a fixed fuzz budget per binary (releases.toml's ci_fuzz; QCONFORM_FUZZ_CASES overrides it), two worker
+# processes (one per core).
+for binary in "${binaries[@]}"; do
+    name=$(basename "$binary")
+    cases="${QCONFORM_FUZZ_CASES:-$(python3 scripts/releases.py ci-fuzz "$name")}"
+    [ "$cases" -gt 0 ] || continue
+    echo "== fuzz $name"
+    .venv/bin/qconform fuzz --backend "subprocess:$binary" --cases "$cases" \
         --seed "${QCONFORM_FUZZ_SEED:-20261130}" --jobs 2 --out "out/burn/fuzz-$name" || status=1
 done
 exit $status

@@ -5,6 +5,7 @@ Standard library only (tomllib, Python >= 3.11), so build.sh needs no virtualenv
     python3 scripts/releases.py plan [NAME...] [--extras FEATURES]   # one line per cargo build, for build.sh
     python3 scripts/releases.py names [--ci] [--feature F]          # build names (scripts/burn-gpu.sh, gpu-check.sh)
     python3 scripts/releases.py doc                                  # the binaries table of docs/burn-harness.md
+    python3 scripts/releases.py ci-fuzz BINARY                       # fuzz cases CI draws through BINARY
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TABLE = Path(__file__).resolve().parent.parent / "adapters" / "burn" / "releases.toml"
-FIELDS = ("build", "aliases", "release", "manifest", "target", "features", "binaries", "profiles", "ci", "lean")
+FIELDS = ("build", "aliases", "release", "manifest", "target", "features", "binaries", "profiles", "ci", "lean",
+          "ci_fuzz")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Row:
     profiles: tuple[str, ...]
     ci: bool
     lean: bool
+    ci_fuzz: int
 
     def names(self) -> tuple[str, ...]:
         return (self.build, *self.aliases)
@@ -74,6 +77,14 @@ def names(table: list[Row], *, ci: bool = False, feature: str | None = None) -> 
     return list(dict.fromkeys(r.build for r in chosen))
 
 
+def ci_fuzz(binary: str, table: list[Row]) -> int:
+    """The fuzz cases burn-conformance.sh draws through ``binary`` (its file name) after the suite."""
+    for row in table:
+        if binary in row.binaries:
+            return row.ci_fuzz
+    raise ValueError(f"no row builds {binary!r}")
+
+
 def plan_line(row: Row, extras: str = "") -> str:
     """``TARGET|MANIFEST|FEATURES|BIN BIN...`` for one cargo build (``|``, not a tab: bash's ``read`` merges
     adjacent tabs, which would lose an empty FEATURES). ``extras`` (BURN_FEATURES) reaches
@@ -108,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("--ci", action="store_true", help="only builds CI runs")
     listing.add_argument("--feature", help="only builds with this cargo feature (wgpu, vulkan, cuda)")
     sub.add_parser("doc", help="the binaries table of docs/burn-harness.md")
+    fuzz = sub.add_parser("ci-fuzz", help="fuzz cases CI draws through a binary")
+    fuzz.add_argument("binary", help="the binary's file name")
     args = parser.parse_args(argv)
     table = rows()
     if args.command == "doc":
@@ -115,6 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "names":
         print("\n".join(names(table, ci=args.ci, feature=args.feature)))
+        return 0
+    if args.command == "ci-fuzz":
+        try:
+            print(ci_fuzz(args.binary, table))
+        except ValueError as e:
+            print(f"releases.py: {e}", file=sys.stderr)
+            return 2
         return 0
     try:
         chosen = select(args.names, table)

@@ -206,3 +206,13 @@ def test_the_gpu_scripts_default_builds_come_from_the_table():
     assert releases.names(ROWS, ci=True, feature="cuda") == [], "CUDA is never built in CI"
     for script in ("burn-gpu.sh", "gpu-check.sh"):
         assert "releases.py names" in (ROOT / "scripts" / script).read_text(), script
+
+
+def test_every_ci_binary_is_fuzzed_in_ci_and_the_budget_is_read_per_binary():
+    for row in ROWS:
+        assert (row.ci_fuzz > 0) == row.ci, f"{row.build}: fuzzed in CI exactly when built in CI"
+        for binary in row.binaries:
+            assert releases.ci_fuzz(binary, ROWS) == row.ci_fuzz
+    with pytest.raises(ValueError, match="no row builds 'qconform-burn-nothing'"):
+        releases.ci_fuzz("qconform-burn-nothing", ROWS)
+    assert "releases.py ci-fuzz" in (ROOT / "scripts" / "burn-conformance.sh").read_text()
