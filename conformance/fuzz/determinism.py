@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from oracle import DEFAULT_PROFILE
 
 from ..runner import RunnerError
-from .engine import BATCH, _as_case, outcome_bytes
+from ..cases import Case
+from .engine import BATCH, outcome_bytes
 from .strategies import RandomDraw, draw_case
 
 
@@ -63,7 +64,7 @@ def answers(backend, profile: str, *, seed: int, cases: int, ops=None, capabilit
     start = time.monotonic()
     for first in range(0, cases, batch):
         drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops) for i in range(first, min(first + batch, cases))]
-        sent = [c for c in drawn if caps.not_applicable(_as_case(c, False)) is None]
+        sent = [c for c in drawn if caps.not_applicable(Case(f"{c.op}/fuzz/case", c.op, c.params, c.inputs)) is None]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             requests = [(c.op, c.params, c.inputs) for c in sent]
