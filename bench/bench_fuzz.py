@@ -98,15 +98,21 @@ def main() -> int:
 
 
 def format_rows(args, found) -> int:
-    """Applicable cases per second inside one named format."""
+    """Applicable cases per second inside one named format: in process (the oracle behind the format's
+    capabilities, examples/format_backend.py; for q8_0 also examples/q8_0_backend.py, a codec of its own, which
+    declines what it does not implement) and through the subprocess protocol (each burn binary, ``--format``)."""
     from conformance.backends.python import PythonBackend
     from examples.format_backend import FormatBackend
-    rows = [(f"one-format backend {args.format}, in process", None)]
+    rows = [(f"one-format backend {args.format}, in process", lambda: PythonBackend(FormatBackend(args.format)))]
+    if args.format == "q8_0":
+        from examples.q8_0_backend import Backend as Q8_0
+        rows.append(("examples/q8_0_backend.py, in process", lambda: PythonBackend(Q8_0())))
     rows += [(f"{b} --format {args.format} (subprocess)", f"subprocess:{args.binaries / b}") for b in found]
     for label, spec in rows:
         start, used = time.perf_counter(), cpu()
-        backend = PythonBackend(FormatBackend(args.format)) if spec is None else None
-        f = engine.Fuzzer(spec or "format", backend=backend, seed=args.seed, formats=[args.format])
+        backend = spec() if callable(spec) else None
+        f = engine.Fuzzer("format" if callable(spec) else spec, backend=backend, seed=args.seed,
+                          formats=[args.format])
         report = f.run(cases=args.cases, shrink=False, log=lambda m: None)
         f.close()
         took, spent = time.perf_counter() - start, cpu() - used

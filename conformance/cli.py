@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import shlex
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .terminal import safe
+from .outputs import WRITE_FAILED, OutputError, check_file, check_folder, write_file, write_folder
+from .terminal import one_line, safe
 
 # command -> (module, arguments it starts with): mutants are reported by the coverage module.
 DELEGATED = {"generate": ("generate", []), "coverage": ("coverage", ["coverage"]), "mutants": ("coverage", ["mutants"]),
@@ -54,8 +56,8 @@ def _main(argv: list[str] | None) -> int:
     p.add_argument("--exact-burn", action="store_true",
                    help="the backend is burn itself: only burn's outcome passes (no acceptable alternative of a "
                         "burn bug) and no validation vector is declined (docs/runner.md)")
-    p.add_argument("--timeout", type=float, default=30.0, help="per-vector timeout in seconds")
-    p.add_argument("--hello-timeout", type=float, default=60.0,
+    p.add_argument("--timeout", type=seconds, default=30.0, help="per-vector timeout in seconds")
+    p.add_argument("--hello-timeout", type=seconds, default=60.0,
                    help="handshake timeout of a subprocess backend (at start and at each restart)")
     p.add_argument("--no-diagnose", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -66,10 +68,14 @@ def _main(argv: list[str] | None) -> int:
 
     p = sub.add_parser("serve", help="expose a backend over HTTP (loopback by default)")
     p.add_argument("--backend", required=True, metavar="SPEC")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--timeout", type=float, default=30.0)
-    p.add_argument("--hello-timeout", type=float, default=60.0)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback; any other needs "
+                                                         "--allow-remote)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host that is not loopback: the server has no authentication, so anyone who can "
+                        "reach the address can run requests on the backend")
+    p.add_argument("--port", type=port, default=8765)
+    p.add_argument("--timeout", type=seconds, default=30.0)
+    p.add_argument("--hello-timeout", type=seconds, default=60.0)
     _server_limits(p)
 
     p = sub.add_parser("report", help="print a JSON report's summary; --html renders a page")
@@ -91,11 +97,13 @@ def _main(argv: list[str] | None) -> int:
 
     p = sub.add_parser("list", help="the vectors that apply to a backend, and why the others do not")
     _backend_args(p)
+    p.add_argument("--hello-timeout", type=seconds, default=60.0, help="handshake timeout of a subprocess backend")
 
     p = sub.add_parser("repro", help="write a one-vector suite and the command that reproduces a failure")
     p.add_argument("vector", metavar="ID_OR_ALIAS")
     _backend_args(p)
     p.add_argument("--out", metavar="DIR", help="where to write the suite (default ./qconform-repro/ID)")
+    p.add_argument("--force", action="store_true", help="replace the suite already at --out")
 
     p = sub.add_parser("profiles", help="list the oracle's profiles (and the mutants); --diff A B: the vectors "
                                         "whose expected outcome differs, grouped by the profile field causing it")
@@ -109,7 +117,48 @@ def _main(argv: list[str] | None) -> int:
         sub.add_parser(name, help=f"conformance.{name} (see qconform {name} --help)")
 
     args = ap.parse_args(argv)
-    return COMMANDS[args.command](args)
+    from .vectors import VectorError
+    try:
+        return COMMANDS[args.command](args)
+    except VectorError as e:  # a missing or hostile suite: named, exit 4, as `run` does
+        print(safe(f"qconform {args.command}: {e}"), file=sys.stderr)
+        return 4
+
+
+# ---- argument types: a bad value is argparse's usage error (exit 2), never blamed on the backend ---------
+
+def seconds(text: str) -> float:
+    """A duration: a finite number of seconds above 0 (0, negative, NaN or infinite would make every wait
+    either fail at once or never end)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
+    return value
+
+
+def count(text: str) -> int:
+    """A count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port: 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text!r}")
+    return value
 
 
 def _server_limits(p):
@@ -118,8 +167,8 @@ def _server_limits(p):
 
     from .backends.server import Limits
     for f in fields(Limits):
-        p.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), default=f.default, metavar="N",
-                       help=f"server limit (default {f.default})")
+        p.add_argument(f"--{f.name.replace('_', '-')}", type=seconds if isinstance(f.default, float) else count,
+                       default=f.default, metavar="N", help=f"server limit (default {f.default})")
 
 
 def _junit_args(p):
@@ -130,8 +179,29 @@ def _junit_args(p):
 def _write_junit(args, report) -> None:
     if args.junit:
         from .report.junit import junit_xml
-        Path(args.junit).write_text(junit_xml(report, keep_not_applicable=args.junit_all))
-        print(f"wrote {args.junit}", file=sys.stderr)
+        _write(args.junit, junit_xml(report, keep_not_applicable=args.junit_all))
+
+
+def _write(path, text: str) -> None:
+    """One output, atomically (conformance/outputs.py); an OutputError goes to the caller, after its verdict."""
+    write_file(path, text)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def _checked(*paths) -> str:
+    """'' when every given output path can be written, else the error (checked before any work is done)."""
+    try:
+        for path in paths:
+            if path:
+                check_file(path)
+    except OutputError as e:
+        return f"qconform: {e}"
+    return ""
+
+
+def _write_failed(e: OutputError) -> int:
+    print(safe(f"qconform: {e} (the verdict above stands; this output is missing)"), file=sys.stderr)
+    return WRITE_FAILED
 
 
 def _backend_args(p):
@@ -151,7 +221,7 @@ class _Progress:
 
     def __init__(self, stream=None, clock=time.monotonic):
         self.stream, self.clock = stream or sys.stderr, clock
-        self.final = self.start_error = None
+        self.final = self.start_error = self.write_error = None
         self.total = self.done = 0
         self.started = self.clock()
         self.width = 0
@@ -182,11 +252,15 @@ class _Progress:
         qc = config.pluginmanager.get_plugin("qconform-session")
         self.final = getattr(qc, "final", None)
         self.start_error = getattr(qc, "start_error", None)
+        self.write_error = getattr(qc, "write_error", None)
 
 
 def cmd_run(args) -> int:
     import pytest
 
+    if error := _checked(args.report, args.junit):
+        print(safe(error), file=sys.stderr)
+        return 2
     common = ["--qc-backend", args.backend, "--qc-timeout", str(args.timeout),
               "--qc-hello-timeout", str(args.hello_timeout)]
     argv = common + (["-q"] if args.pytest_args else ["-p", "no:terminal", "-p", "no:cacheprovider"])
@@ -203,10 +277,15 @@ def cmd_run(args) -> int:
         return 3
     if progress.final is None:
         return int(code) or 3
-    _write_junit(args, progress.final)
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
         from . import report as rep
-        print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose))
+        print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose), flush=True)
+        if progress.write_error:
+            print(progress.write_error, file=sys.stderr)
+    try:
+        _write_junit(args, progress.final)
+    except OutputError as e:
+        return _write_failed(e)
     return int(code)
 
 
@@ -217,8 +296,13 @@ def cmd_serve(args) -> int:
 
     from .backends import open_backend
     from .backends.base import BackendStartError
-    from .backends.server import Limits, ServeError, require_http, serve
+    from .backends.server import Limits, ServeError, loopback, require_http, serve
     limits = Limits(**{f.name: getattr(args, f.name) for f in fields(Limits)})
+    if not args.allow_remote and not loopback(args.host):
+        print(safe(f"qconform serve: --host {args.host} is not a loopback address; the server has no "
+                   "authentication, so anyone who can reach it can run requests on the backend. Pass "
+                   "--allow-remote to bind it anyway."), file=sys.stderr)
+        return 2
     try:
         require_http()
         backend = open_backend(args.backend, timeout=args.timeout, hello_timeout=args.hello_timeout)
@@ -242,16 +326,24 @@ def cmd_serve(args) -> int:
 
 def cmd_report(args) -> int:
     from . import report as rep
-    report = rep.load(args.report)
-    print(rep.statement(report) if args.statement else rep.format_text(report, verbose=args.verbose))
-    if args.badge:
-        Path(args.badge).write_text(rep.badge(report))
-        print(f"wrote {args.badge}", file=sys.stderr)
-    _write_junit(args, report)
-    if args.html:
-        from .report.html import render
-        Path(args.html).write_text(render(report))
-        print(f"wrote {args.html}")
+    try:
+        report = rep.load(args.report)
+    except rep.ReportError as e:
+        print(safe(f"qconform report: {e}"), file=sys.stderr)
+        return 2
+    if error := _checked(args.badge, args.junit, args.html):
+        print(safe(error), file=sys.stderr)
+        return 2
+    print(rep.statement(report) if args.statement else rep.format_text(report, verbose=args.verbose), flush=True)
+    try:
+        if args.badge:
+            _write(args.badge, rep.badge(report))
+        _write_junit(args, report)
+        if args.html:
+            from .report.html import render
+            _write(args.html, render(report))
+    except OutputError as e:
+        return _write_failed(e)
     return 1 if rep.failed(report) else 0
 
 
@@ -417,9 +509,9 @@ def cmd_list(args) -> int:
     from .runner import Runner, RunnerError
     suite = _suite(args.vectors)
     try:
-        runner = Runner(suite, args.backend, profile=args.profile).start()
+        runner = Runner(suite, args.backend, profile=args.profile, hello_timeout=args.hello_timeout).start()
     except RunnerError as e:
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     hello = runner.backend.hello
     applicable, excluded = [], defaultdict(list)
@@ -427,15 +519,15 @@ def cmd_list(args) -> int:
         why = runner.not_applicable(v)
         (excluded[why] if why else applicable).append(v.alias)
     runner.close()
-    print(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
-          f"{len(suite.vectors)} vectors of suite {suite.name} apply")
-    print("\n".join(_format_counts(hello.capabilities, suite.vectors)))
+    print(one_line(f"{hello.name} {hello.version}, judged against {runner.profile}: {len(applicable)} of "
+                   f"{len(suite.vectors)} vectors of suite {suite.name} apply"))
+    print(safe("\n".join(_format_counts(hello.capabilities, suite.vectors))))  # format labels are the backend's
     print("\n".join(f"  {alias}" for alias in applicable))
     if excluded:
         print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities "
               "(or validation only, for a backend that does not validate)")
         for why, aliases in excluded.items():
-            print(f"  {why} ({len(aliases)}):")
+            print(f"  {one_line(why)} ({len(aliases)}):")
             print("\n".join(f"    {alias}" for alias in aliases))
     return 0
 
@@ -462,17 +554,29 @@ def cmd_repro(args) -> int:
     if vector is None:
         return 2
     out = Path(args.out or Path("qconform-repro") / vector.id)
-    write_suite(out, [vector.to_spec()], suite=f"repro-{vector.id}", profiles=suite.profiles,
-                suite_version=str(suite.manifest.get("suite_version", "")),
-                oracle_version=str(suite.manifest.get("oracle_version", "")))
+    try:
+        check_folder(out, force=args.force)  # before the backend runs: an existing suite is not replaced silently
+    except OutputError as e:
+        print(safe(f"qconform repro: {e}"), file=sys.stderr)
+        return 2
+    verdict = None
     try:
         runner = Runner(suite, args.backend, profile=args.profile).start()
         verdict = runner.run_vector(vector)
         runner.close()
-    except RunnerError as e:
-        print(e, file=sys.stderr)
+    except RunnerError as e:  # the suite is still written: it reproduces the vector with a working backend
+        print(safe(e), file=sys.stderr)
+    else:
+        print(safe(verdict.message or f"{vector.alias}: {verdict.status}"), flush=True)
+    try:
+        write_folder(out, lambda folder: write_suite(
+            folder, [vector.to_spec()], suite=f"repro-{vector.id}", profiles=suite.profiles,
+            suite_version=str(suite.manifest.get("suite_version", "")),
+            oracle_version=str(suite.manifest.get("oracle_version", ""))), force=args.force)
+    except OutputError as e:
+        return _write_failed(e)
+    if verdict is None:
         return 3
-    print(safe(verdict.message or f"{vector.alias}: {verdict.status}"))
     cmd = ["qconform", "run", "--backend", args.backend, "--vectors", str(out)]
     if args.profile:
         cmd += ["--profile", args.profile]

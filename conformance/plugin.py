@@ -41,6 +41,9 @@ def pytest_addoption(parser):
                 help="the backend is burn itself: burn's outcome only (no acceptable alternative of a burn bug, no "
                      "validation vector declined)")
     g.addoption("--qc-no-diagnose", action="store_true", help="do not try profiles/mutants on failures")
+    g.addoption("--qc-junit-all", action="store_true",
+                help="--junitxml keeps the not-applicable vectors (as skipped); default: left out, like qconform's "
+                     "--junit")
 
 
 def pytest_configure(config):
@@ -79,7 +82,8 @@ class VectorItem(pytest.Item):
         verdict = self.qc.run(self.vector)
         self.user_properties.append((_PROP, json.dumps(verdict.to_json(), default=str)))
         if verdict.status == NOT_APPLICABLE:
-            pytest.skip(f"not applicable: {verdict.note}")
+            from .report.junit import NOT_APPLICABLE_REASON
+            pytest.skip(f"{NOT_APPLICABLE_REASON}{verdict.note}")
         if verdict.status == DECLINED:
             pytest.skip(f"declined by the backend: {verdict.note}")
         if verdict.status == SKIPPED:
@@ -110,6 +114,7 @@ class SuiteCollector(pytest.Collector):
 class QcSession:
     def __init__(self, config):
         from .expectations import Expectations, ExpectationsError
+        from .outputs import OutputError, check_file
         from .runner import Runner, RunnerError
         from .vectors import VectorError, default_suite_path, load_suite
 
@@ -123,12 +128,14 @@ class QcSession:
                                  expectations=self.expectations, strict_messages=opt("qc_strict_messages"),
                                  diagnose=not opt("qc_no_diagnose"), timeout=opt("qc_timeout"),
                                  hello_timeout=opt("qc_hello_timeout"), exact_burn=opt("qc_exact_burn"))
-        except (VectorError, ExpectationsError, RunnerError) as e:
-            raise pytest.UsageError(f"qconform: {e}") from None
+            if opt("qc_report"):  # before any vector: an unwritable path must not cost the run its report
+                check_file(opt("qc_report"))
+        except (VectorError, ExpectationsError, RunnerError, OutputError) as e:
+            raise pytest.UsageError(safe(f"qconform: {e}")) from None
         self.strict = opt("qc_strict")
         self.verdicts, self.backend_info, self.markers = {}, {}, set()
         self.is_worker = hasattr(config, "workerinput")
-        self.start_error = None
+        self.start_error = self.write_error = None
         self.selected: list[str] | None = None  # node ids of the vectors this session was asked to run
         self._old_sigterm = _sigterm_as_interrupt(self._on_sigterm)
 
@@ -270,14 +277,35 @@ class QcSession:
         self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.final = self.report()
         path = self.config.getoption("qc_report")
-        if path:
-            rep.write(self.final, path)
         if rep.failed(self.final) and session.exitstatus == 0:  # e.g. strict and stale, or a vector not run
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if path:
+            from .outputs import WRITE_FAILED, OutputError
+            try:
+                rep.write(self.final, path)
+            except OutputError as e:  # the verdict is still printed (the summary), then this error
+                self.write_error = safe(f"qconform: {e}")
+                session.exitstatus = WRITE_FAILED
 
     def pytest_unconfigure(self, config):
         if self._old_sigterm is not None:
             signal.signal(signal.SIGTERM, self._old_sigterm)
+        self._prune_junit()
+
+    def _prune_junit(self):
+        """pytest's ``--junitxml`` file (written at session finish, before this) without the not-applicable
+        vectors, its counts and properties matching the summary (``report/junit.py``)."""
+        path = getattr(self.config.option, "xmlpath", None)
+        if self.is_worker or not path or not hasattr(self, "final"):
+            return
+        path = os.path.abspath(os.path.expanduser(os.path.expandvars(path)))  # as pytest's LogXML resolves it
+        if not os.path.exists(path):
+            return
+        from .report.junit import prune_pytest_junit
+        with open(path, encoding="utf-8") as f:
+            xml = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(prune_pytest_junit(xml, self.final, keep_not_applicable=self.config.getoption("qc_junit_all")))
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.is_worker or not hasattr(self, "final") or self.config.option.collectonly:
@@ -285,3 +313,5 @@ class QcSession:
         from . import report as rep
         terminalreporter.section("qconform summary")
         terminalreporter.write_line(rep.format_text(self.final, failures=0).lstrip("\n"))
+        if self.write_error:
+            terminalreporter.write_line(self.write_error, red=True)

@@ -388,6 +388,20 @@ def hello_for(hello: Hello, offer: dict) -> dict:
     return {**hello.to_json(), "protocol": version}
 
 
+LABEL_CHARS = 128
+"""The longest name, version or profile a hello may give (protocol.md, "Handshake")."""
+
+
+def _check_label(key: str, text: str) -> None:
+    """A hello's name, version and profile are printed in summaries, statements and badges: each must be one
+    printable line (no control character, newline, bidi override or lone surrogate) of at most
+    ``LABEL_CHARS`` characters. Refused, not cleaned: a report names the backend exactly as it named itself."""
+    if len(text) > LABEL_CHARS or not text.isprintable():
+        shown = text[:60].encode("unicode_escape").decode("ascii")
+        raise ProtocolError(f"hello {key!r} must be one printable line of at most {LABEL_CHARS} characters, got "
+                            f"{len(text)} characters: '{shown}'{'...' if len(text) > 60 else ''}")
+
+
 def parse_hello(obj: dict) -> Hello:
     """Validate a backend's handshake reply (a decoded message, or a python backend's dict)."""
     if not isinstance(obj, dict):
@@ -403,9 +417,12 @@ def parse_hello(obj: dict) -> Hello:
     for key in ("name", "version"):
         if not isinstance(obj.get(key), str):
             raise ProtocolError(f"hello reply needs a string {key!r}, got {obj.get(key)!r:.100}")
+        _check_label(key, obj[key])
     profile = obj.get("profile")
     if profile is not None and not isinstance(profile, str):
         raise ProtocolError(f"hello 'profile' must be a string, got {profile!r:.100}")
+    if profile is not None:
+        _check_label("profile", profile)
     caps = Capabilities.from_json(obj.get("capabilities") or {})
     if version < caps.needs_protocol:
         raise ProtocolError(f"capability 'formats' needs protocol {caps.needs_protocol}; the hello "

@@ -106,10 +106,11 @@ def to_bytes(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> n
 
 
 def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
-               profile: str | Profile = DEFAULT_PROFILE, validated: bool = False) -> QTensor:
+               profile: str | Profile = DEFAULT_PROFILE, validated: bool = False, owned: bool = True) -> QTensor:
     """``QuantizedBytes::into_vec_i8``: the values, block scales and global of ``data``, split as the profile's
     ``value_layout`` reads them. With ``validated``, ``data`` arrives through ``TensorData::from_bytes``, which
-    checks its length first on a profile that ``validates_data_length``."""
+    checks its length first on a profile that ``validates_data_length``. ``owned=False``: the codes may be a view
+    of ``data`` (bytes written for this one read, as dequantize's round trip writes them: no copy of the codes)."""
     prof = get_profile(profile)
     raw = np.asarray(data, dtype=np.uint8).ravel()
     shape = tuple(shape)
@@ -127,6 +128,8 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
         row_major[order] = block
         block = row_major
     glob = None if glob_dtype is None else decode_scales(params[params.size - glob_size:], glob_dtype, profile=prof)
+    if owned and np.may_share_memory(values, raw):
+        values = values.copy()
     if values.size == math.prod(shape):
         values = values.reshape(shape)
     return QTensor(values, block, glob, scheme)
@@ -160,7 +163,7 @@ class OneBytePerValue:
         if raw.size < scale_bytes:
             raise panic("bytes.too_short")
         split = raw.size - scale_bytes
-        values = raw[:split].view(np.int8).copy()
+        values = raw[:split].view(np.int8)  # a view: from_bytes copies it unless the bytes are its own
         if store.kind == "PackedU32" and value.size_bits < 8:
             if split % 4:
                 raise panic("bytes.not_u32_multiple")
@@ -216,7 +219,7 @@ class PackedLines:
         split = raw.size - scale_bytes
         _check_values_length(split, shape, scheme, self.value_bytes(shape, scheme))
         if not self._packed(scheme):
-            return raw[:split].view(np.int8).copy(), split
+            return raw[:split].view(np.int8), split  # a view: from_bytes copies it unless the bytes are its own
         return unpack_lines(raw[:split], shape, self.lines(shape, scheme), scheme), split
 
     def unpack_u32(self, words: np.ndarray, value: QuantValue, numel: int, prof: Profile) -> np.ndarray:

@@ -101,13 +101,13 @@ def _reload_cpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
         # bytemuck::cast_slice to u32 words refuses after its packed-dim assert (observed on burn-flex; bytes read in through
         # TensorData::from_bytes_vec are not refused, so from_bytes has no such panic)
         raise panic("bytes.empty_unaligned")
-    return _load_cpu(data, shape, scheme, profile)
+    return _load_cpu(data, shape, scheme, profile, owned=False)  # ``data`` was written for this read alone
 
 
-def _load_cpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
+def _load_cpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile, owned: bool = True):
     """``into_vec_i8`` of the bytes, then ``TensorData::new(values, shape)`` (a count that does not fill the shape
-    panics) and, on flex, the check that a scale came with them."""
-    held = from_bytes(data, shape, scheme, profile=profile)
+    panics) and, on flex, the check that a scale came with them. ``owned=False``: the codes may view ``data``."""
+    held = from_bytes(data, shape, scheme, profile=profile, owned=owned)
     values, scales, glob = held.codes, held.scales, held.global_scale
     if values.size != math.prod(shape):
         raise panic("data.shape_mismatch", shape=shape_debug(shape), size=values.size,
@@ -158,7 +158,11 @@ LOADS = KERNEL.steps({"cpu": _load_cpu, "gpu": _load_gpu})
 
 
 def _cpu_product(q: np.ndarray, e: np.ndarray, one_level: bool, out: np.dtype) -> np.ndarray:
-    """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end)."""
+    """CPU (§6): ``f32(e * f32(q))`` in f32, whatever the output dtype (it is cast once at the end). Integer codes
+    arrive as int8: the multiply widens them to f32 (exactly) slice by slice in cache, with no f32 copy of the
+    codes; one scale for every element (per-tensor) is multiplied as a scalar, not through a broadcast array."""
+    if e.size and not any(e.strides):
+        e = e[(0,) * e.ndim]
     return np.multiply(e, q, dtype=np.float32)
 
 
@@ -175,7 +179,7 @@ def _cpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
     says: as an integer (burn <= 0.22.1 quantized E4M3/E5M2/E2M1 schemes as integers) or by value."""
     if value.is_float:
         return profile.step(FLOAT_DECODERS)(codes, value)
-    return codes.astype(np.float32)
+    return codes  # exact in f32: _cpu_product widens them as it multiplies
 
 
 def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile: Profile) -> np.ndarray:

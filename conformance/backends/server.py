@@ -8,18 +8,25 @@ the fault kind, so the client records the same verdict it would have recorded ta
 The server owns its limits (``Limits``, docs/reliability.md) because a peer must not be able to exhaust it: an
 idle timeout (no request started) and a header timeout (a request head trickling in), a body timeout, a cap on
 connections (refused with 503 at once), a body refused from its Content-Length before any byte of it is read
-(413; 411 without one), and a cap on the request bodies held in memory at once (503). The backend is called in
+(413; 411 without one), and a cap on the request bodies held in memory at once (503), counted in bytes as
+they arrive: a Content-Length is a claim, so nothing is allocated or reserved from it. The backend is called in
 a worker thread, one request at a time, so a slow backend never stops the server from answering health checks
-or enforcing its timeouts.
+or enforcing its timeouts. A request whose client has closed its connection is not run (still queued) or has
+its backend call killed (a subprocess backend; an in-process call cannot be stopped and is left to finish), so
+the requests behind it are not starved; the worker threads are daemons, so SIGTERM ends the server even while
+an in-process backend hangs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import re
 import signal
+import socket
+import threading
 import traceback
 from dataclasses import dataclass
 
@@ -78,7 +85,9 @@ OPENAPI = {
                 "503": {"description": "busy: too many connections, or request bodies in memory at their cap"},
                 "502": {"description": "the wrapped backend crashed, timed out or broke the protocol; header "
                                        "x-qconform-fault names which (text/plain detail)"}}}},
-        "/v1/health": {"get": {"summary": "Liveness", "responses": {"200": {"description": "the text 'ok'"}}}},
+        "/v1/health": {"get": {"summary": "Liveness", "responses": {
+            "200": {"description": "the text 'ok'"},
+            "503": {"description": "the wrapped backend gave up (it failed its restarts); the text says why"}}}},
     },
 }
 
@@ -170,22 +179,28 @@ class Server:
 
     async def _route(self, conn, reader, writer, route, request):
         if route == ("GET", "/v1/health"):
-            return 200, b"ok", "text/plain", []
+            return self._health()
         if route == ("GET", "/v1/openapi.json"):
             return 200, json.dumps(OPENAPI).encode(), "application/json", []
         if route not in (("POST", "/v1/hello"), ("POST", "/v1/run")):
             return 404, b"not found; see /v1/openapi.json", "text/plain", []
-        size = self._content_length(request)
-        if size > self.body_budget:
-            raise _Close(503, "busy: request bodies in memory at their cap; retry later")
-        self.body_budget -= size
+        self._content_length(request)
+        held = [0]  # bytes of this body counted against max_body_memory, given back when the request ends
         try:
             if conn.they_are_waiting_for_100_continue:
                 writer.write(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
-            body = await self._body(conn, reader, size)
-            return await self._handle(route[1], body)
+            body = await self._body(conn, reader, held)
+            return await self._handle(route[1], body, conn, reader)
         finally:
-            self.body_budget += size
+            self.body_budget += held[0]
+
+    def _health(self):
+        """200 'ok' while the wrapped backend can still answer; 503 with the reason once it has given up (a
+        subprocess backend that failed its restarts answers every request with a fault from then on)."""
+        gave_up = getattr(self.backend, "gave_up", "")
+        if gave_up:
+            return 503, f"backend unusable: {gave_up}".encode(errors="backslashreplace"), "text/plain", []
+        return 200, b"ok", "text/plain", []
 
     def _content_length(self, request) -> int:
         values = [v for k, v in request.headers if k == b"content-length"]
@@ -196,21 +211,26 @@ class Server:
             raise _Close(413, f"request body of {size} bytes exceeds {self.limits.max_body}")
         return size
 
-    async def _body(self, conn, reader, size: int) -> bytearray:
-        body, got = bytearray(size), 0
+    async def _body(self, conn, reader, held: list[int]) -> bytearray:
+        """The body, grown as its bytes arrive (never allocated from the Content-Length: two request heads of 80
+        bytes must not cost 2 GiB), each chunk counted against max_body_memory (503 above it)."""
+        body = bytearray()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.body_timeout
         while True:
             event = await self._event(conn, reader, deadline - loop.time())
             if isinstance(event, h11.Data):
-                body[got:got + len(event.data)] = event.data
-                got += len(event.data)
+                if len(event.data) > self.body_budget:
+                    raise _Close(503, "busy: request bodies in memory at their cap; retry later")
+                self.body_budget -= len(event.data)
+                held[0] += len(event.data)
+                body += event.data
             elif isinstance(event, h11.EndOfMessage):
                 return body
             else:
                 raise _Close()
 
-    async def _handle(self, path: str, body: bytearray):
+    async def _handle(self, path: str, body: bytearray, conn, reader):
         try:
             meta, tensors = decode_message(memoryview(body))
         except ProtocolError as e:
@@ -222,13 +242,41 @@ class Server:
         params = meta.get("params", {})
         if not isinstance(params, dict):
             return 400, b"'params' must be an object", "text/plain", []
-        async with self._backend_lock:  # backends are not thread-safe: one request at a time, like the others
-            outcome = await asyncio.to_thread(self.backend.run, meta["op"], params, tensors)
+        gone = asyncio.ensure_future(_client_gone(conn, reader))
+        try:
+            outcome = await self._call(gone, meta["op"], params, tensors)
+        finally:
+            gone.cancel()
+        if outcome is None:
+            raise _Close()  # its client left: nobody to answer
         if isinstance(outcome, Fault):
             detail = strip_paths(f"{outcome.detail}\n{outcome.stderr}").encode()
             return 502, detail, "text/plain", [(b"x-qconform-fault", outcome.kind.encode())]
         reply, out = reply_message(meta.get("id"), outcome)
         return 200, encode_message(reply, out), CONTENT_TYPE, []
+
+    async def _call(self, gone: asyncio.Future, op: str, params: dict, tensors: dict):
+        """The backend's outcome, or None when the client left first. Backends are not thread-safe: one request
+        at a time, like the other transports. A request still queued when its client leaves is not run; one
+        running has its subprocess killed (the backend records a crash and restarts for the next request)."""
+        acquire = asyncio.ensure_future(self._backend_lock.acquire())
+        await asyncio.wait({acquire, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not acquire.done():
+            acquire.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await acquire
+            if not acquire.cancelled():  # acquired just as it was cancelled
+                self._backend_lock.release()
+            return None
+        try:
+            call = _in_thread(self.backend.run, op, params, tensors)
+            await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+            aborted = not call.done() and _abort(self.backend)
+            outcome = await asyncio.shield(call)  # the lock is held until the backend is free again
+            # a call left to finish is still answered: a client that only half-closed may be reading
+            return None if aborted else outcome
+        finally:
+            self._backend_lock.release()
 
     async def _send(self, conn, writer, status, body, ctype, headers=(), close=False):
         head = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()), *headers]
@@ -249,6 +297,57 @@ class Server:
         writer.close()
 
 
+async def _client_gone(conn, reader) -> None:
+    """Returns when the client closes its side of the connection while its request is queued or running. Bytes
+    it sends meanwhile (a pipelined request) are kept for the next cycle, and watching stops: it is there."""
+    try:
+        data = await reader.read(1 << 16)
+    except (ConnectionError, OSError):
+        return
+    if not data:
+        return
+    conn.receive_data(data)
+    await asyncio.Event().wait()  # until cancelled
+
+
+def _in_thread(fn, *args) -> asyncio.Future:
+    """``fn(*args)`` in a daemon thread (asyncio.to_thread's are joined at exit, so a hung in-process backend
+    would keep a SIGTERMed server alive forever)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(result, error):
+        if not future.done():
+            future.set_exception(error) if error is not None else future.set_result(result)
+
+    def work():
+        try:
+            result, error = fn(*args), None
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting coroutine
+            result, error = None, e
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name="qconform-serve-backend", daemon=True).start()
+    return future
+
+
+def _abort(backend) -> bool:
+    """Stop the backend call of a client that left, where it can be stopped: a subprocess backend's process is
+    killed, and its own ``run`` then records the crash, reaps the process tree and restarts for the next
+    request. An in-process call cannot be stopped; it is left to finish, holding the backend."""
+    from .reap import kill_tree
+    proc = getattr(backend, "proc", None)
+    if proc is None:
+        return False
+    kill_tree(proc.pid)  # not reaped yet (its run() is still waiting on it), so the pid is still its own
+    return True
+
+
+STOP_GRACE = 2.0
+"""Seconds a stopping server gives its connections to finish before they are cancelled."""
+
+
 async def _serve(backend, host: str, port: int, limits: Limits, ready):
     server = Server(backend, limits)
     # a deep accept queue: connections above the limit get a 503 from us rather than a reset from the kernel
@@ -256,10 +355,26 @@ async def _serve(backend, host: str, port: int, limits: Limits, ready):
     ready()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: the caller then closes the backend
+    for sig in (signal.SIGTERM, signal.SIGINT):  # stop: the caller then closes the backend
         loop.add_signal_handler(sig, stop.set)
-    async with listener:
-        await stop.wait()
+    await stop.wait()
+    listener.close()
+    # a connection still waiting on a hung backend is cancelled, not waited for: the server ends in bounded time
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if others:
+        await asyncio.wait(others, timeout=STOP_GRACE)
+    for t in others:
+        t.cancel()
+
+
+def loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback one (``--host`` other than that needs --allow-remote:
+    the server has no authentication). A name that does not resolve is not loopback."""
+    try:
+        infos = socket.getaddrinfo(host or None, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
 class ServeError(Exception):

@@ -17,7 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
+from ..terminal import safe
 
 DEFAULT_OUT = Path("out/fuzz")
 """Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
@@ -51,25 +53,32 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     ops = args.ops.split(",") if args.ops else None
+    from ..formats import get_format
+    try:
+        for name in args.formats:
+            get_format(name)
+    except ValueError as e:
+        ap.error(str(e))
     print(f"qconform fuzz: seed {seed}", flush=True)
     if args.digest:
         return _digest(args, seed, ops)
     if args.check_determinism:
         return _determinism(args, seed, ops)
     from ..expectations import Expectations, ExpectationsError
-    from ..formats import get_format
     from .engine import Fuzzer
     try:
-        for name in args.formats:
-            get_format(name)
         expectations = Expectations.load(args.expectations) if args.expectations else None
     except (ValueError, ExpectationsError, OSError) as e:
+        ap.error(str(e))
+    try:
+        check_inside(args.out)  # before the work: minimal cases found after an hour must have somewhere to go
+    except OutputError as e:
         ap.error(str(e))
     try:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
                         jobs=args.jobs, formats=args.formats, expectations=expectations)
     except RunnerError as e:
-        print(e, file=sys.stderr)
+        print(safe(e), file=sys.stderr)
         return 3
     except ValueError as e:  # nothing to draw inside the declared capabilities
         print(f"qconform fuzz: {e}", file=sys.stderr)
@@ -77,15 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cases = args.cases if args.cases is not None or args.time is not None else 2000
         report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
-                            log=lambda m: print(m, flush=True))
+                            log=lambda m: print(safe(m), flush=True))
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
+    print(safe("\n".join(report.lines())))  # messages and names are the backend's text
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
              f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else [])
-    print(f"\nsame cases again: {' '.join(rerun)}")
+    print(safe(f"\nsame cases again: {' '.join(rerun)}"))
+    if report.write_errors:
+        print(safe(f"qconform fuzz: {len(report.write_errors)} minimal cases not written: "
+                   f"{report.write_errors[0]}"), file=sys.stderr)
+        return WRITE_FAILED
     return 1 if report.failed else 0
 
 
@@ -120,7 +133,7 @@ def _digest(args, seed: int, ops) -> int:
                 backends[spec] = open_backend(spec, timeout=args.timeout)
             start = time.monotonic()
             runs[spec] = digest_run(backends[spec], profile, seed=seed, cases=cases, ops=ops,
-                                    capabilities=a.hello.capabilities)
+                                    capabilities=a.hello.capabilities, formats=args.formats)
             took = time.monotonic() - start
             print(f"digest {runs[spec].digest}  {spec}  ({cases} cases, profile {profile}, {took:.1f} s, "
                   f"{cases / took:,.0f}/s)", flush=True)
@@ -129,7 +142,7 @@ def _digest(args, seed: int, ops) -> int:
             return 0
         other = others[0]
         i = first_difference(backends[args.backend], backends[other], profile, seed=seed, cases=cases, ops=ops,
-                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints)
+                             ca=runs[args.backend].checkpoints, cb=runs[other].checkpoints, formats=args.formats)
         print(f"digests differ; first differing case: {i}")
         if i is None:
             return 1
@@ -138,13 +151,13 @@ def _digest(args, seed: int, ops) -> int:
             b.close()
     # judge and shrink that case like a normal fuzz run would
     from .engine import Fuzzer
-    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout)
+    fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout, formats=args.formats)
     try:
         report = fuzzer.run_indices([i], shrink=not args.no_shrink, out=args.out)
     finally:
         fuzzer.close()
-    print("\n".join(report.lines()))
-    return 1
+    print(safe("\n".join(report.lines())))
+    return WRITE_FAILED if report.write_errors else 1
 
 
 if __name__ == "__main__":

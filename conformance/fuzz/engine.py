@@ -38,6 +38,7 @@ from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
+from ..outputs import OutputError, write_folder
 from ..vectors import Expected, Vector, vector_id, write_suite
 from ..formats import formats_of
 from .scope import scope_of
@@ -207,6 +208,9 @@ class Fuzzer:
                     div.written = self.write(div, Path(out))
                 except (OracleCrash, Undefined) as e:  # the divergence stays in the report, unwritten
                     log(f"[case {div.first_index}] not written as a vector: {e}")
+                except OutputError as e:  # a full disk: the summary is still printed, the exit status says so
+                    report.write_errors.append(str(e))
+                    log(f"[case {div.first_index}] not written: {e}")
         return report
 
     def _judged(self, indices, seconds, start):
@@ -308,11 +312,14 @@ class Fuzzer:
         entries = {p: expect(c, p) for p in PROFILES}
         tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
         folder = out / vector.id
-        write_suite(folder, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
-                              "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
-                              f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
-                    suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
-                    oracle_version=oracle.__version__)
+        # atomically (conformance/outputs.py); the folder is named by the case's content, so one already there
+        # is the same case from an earlier run and is replaced
+        write_folder(folder, lambda tmp: write_suite(
+            tmp, [{"alias": vector.alias, "op": c.op, "params": c.params, "inputs": c.inputs,
+                   "tags": tags, "spec": [], "reason": f"qconform fuzz (seed {self.seed}, case "
+                   f"{div.first_index}, shrunk): {div.signature}", "expected": entries}],
+            suite=f"fuzz-{vector.id}", profiles=list(PROFILES), suite_version="1",
+            oracle_version=oracle.__version__), force=True)
         return folder
 
 
@@ -447,6 +454,7 @@ class FuzzReport:
     divergences: dict[str, Divergence] = field(default_factory=dict)
     scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
     exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
+    write_errors: list[str] = field(default_factory=list)  # minimal cases that could not be written (why)
 
     @property
     def failed(self) -> bool:
@@ -552,18 +560,22 @@ class DigestRun:
 
 
 def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start: int = 0,
-               progress=None, capabilities=None) -> DigestRun:
+               progress=None, capabilities=None, formats=()) -> DigestRun:
     """Cases ``start..start+cases`` through ``backend`` (no oracle, no judging): chain_i = sha256(chain_{i-1}
-    || sha256(outcome_i)); the chain starts from the seed, profile and ops. A case outside ``capabilities``
-    (default: the backend's own; pass the tested backend's when digesting the reference) is not sent and
-    hashes as "not applicable"."""
+    || sha256(outcome_i)); the chain starts from the seed, profile and ops (and the scope's formats, when there
+    is one). The cases are the ones ``qconform fuzz`` draws for ``capabilities`` (default: the backend's own;
+    pass the tested backend's when digesting the reference) and ``formats``: inside their scope (``scope_of``),
+    so case ``i`` is the same case in both runs and in a judged rerun of it. A case outside ``capabilities`` is
+    not sent and hashes as "not applicable"."""
     caps = capabilities if capabilities is not None else backend.hello.capabilities
-    chain = hashlib.sha256(json.dumps([seed, profile, ops or "all"]).encode()).digest()
+    scope = scope_of(caps, tuple(formats), ops)
+    head = [seed, profile, ops or "all"] + ([scope.labels()] if scope is not None else [])
+    chain = hashlib.sha256(json.dumps(head).encode()).digest()
     checkpoints = []
     batch = BATCH if hasattr(backend, "run_many") else 1
     for first in range(start, start + cases, batch):
         indices = range(first, min(first + batch, start + cases))
-        drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops) for i in indices]
+        drawn = [draw_case(RandomDraw(f"{seed}:{i}"), profile, ops, scope) for i in indices]
         sent = [c for c in drawn if caps.not_applicable(_as_case(c, False)) is None]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -584,7 +596,7 @@ def digest_run(backend, profile: str, *, seed: int, cases: int, ops=None, start:
 
 
 def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,
-                     ca: list[str], cb: list[str]) -> int | None:
+                     ca: list[str], cb: list[str], formats=()) -> int | None:
     """The first case where two backends answer differently: bisect over the checkpoints (the chains agree up
     to some checkpoint and differ after it, as a chain never re-converges), then replay that stretch."""
     lo, hi = 0, len(ca)  # first differing checkpoint is in [lo, hi]
@@ -597,8 +609,8 @@ def first_difference(a, b, profile: str, *, seed: int, cases: int, ops=None,
     first = lo * CHECKPOINT
     caps = a.hello.capabilities
     for i in range(first, min(cases, first + CHECKPOINT)):
-        ra = digest_run(a, profile, seed=seed, cases=1, ops=ops, start=i)
-        rb = digest_run(b, profile, seed=seed, cases=1, ops=ops, start=i, capabilities=caps)
+        ra = digest_run(a, profile, seed=seed, cases=1, ops=ops, start=i, formats=formats)
+        rb = digest_run(b, profile, seed=seed, cases=1, ops=ops, start=i, capabilities=caps, formats=formats)
         if ra.digest != rb.digest:
             return i
     return None

@@ -12,9 +12,19 @@ from collections import defaultdict
 from pathlib import Path
 
 from .. import diagnose
-from ..compare import (DECLINED, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, STATUSES, VALIDATION_DECLINED, XFAILED,
-                       XPASSED, Verdict)
-from ..terminal import safe
+from ..compare import (
+    DECLINED,
+    FAILED,
+    NOT_APPLICABLE,
+    PASSED,
+    SKIPPED,
+    STATUSES,
+    VALIDATION_DECLINED,
+    XFAILED,
+    XPASSED,
+    Verdict,
+)
+from ..terminal import one_line, safe
 
 REPORT_VERSION = 1
 COLUMNS = (PASSED, FAILED, DECLINED, NOT_APPLICABLE, XFAILED, XPASSED, SKIPPED)
@@ -110,16 +120,32 @@ def build(verdicts: list[Verdict], *, backend: dict, profile: str, suite: dict, 
 
 
 def write(report: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(report, indent=1, default=str) + "\n")
+    """The JSON report, atomically (conformance/outputs.py): a cut write leaves the old report or none."""
+    from ..outputs import write_file
+    write_file(path, json.dumps(report, indent=1, default=str) + "\n")
+
+
+class ReportError(ValueError):
+    """A file that is not a readable qconform report (missing, cut, not JSON, not a report)."""
+
+
+# The parts every printer reads, with their JSON types.
+_PARTS = {"backend": dict, "profile": str, "suite": dict, "summary": dict, "expectations": dict, "verdicts": list}
 
 
 def load(path: str | Path) -> dict:
     try:
-        report = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable qconform report: {e}") from None
+        report = json.loads(Path(path).read_bytes())
+    except OSError as e:
+        raise ReportError(f"{path}: cannot read the report: {e.strerror or e}") from None
+    except ValueError as e:  # cut or garbled: JSONDecodeError, or bytes that are not UTF-8
+        raise ReportError(f"{path}: not a qconform report (not JSON: {e})") from None
     if not isinstance(report, dict) or report.get("qconform_report") != REPORT_VERSION:
-        raise ValueError(f"{path}: not a qconform report (version {REPORT_VERSION})")
+        raise ReportError(f"{path}: not a qconform report (version {REPORT_VERSION})")
+    bad = [k for k, kind in _PARTS.items() if not isinstance(report.get(k), kind)]
+    if bad or not isinstance(report["summary"].get("total"), dict):
+        raise ReportError(f"{path}: not a complete qconform report (missing or malformed: "
+                          f"{', '.join(bad or ['summary.total'])})")
     return report
 
 
@@ -238,15 +264,20 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
                                        and not accidents_seen.get("validation_declined")):
         lines += ["", accidents_line(report)]  # quiet: only when the claim is not burn's outcome throughout
     if quiet:
-        profile = f"profile {report['profile']} (backend {b.get('name')} {b.get('version')})"
+        profile = f"profile {report['profile']} (backend {_who(b)})"
         text = "\n".join([*lines, count_line(report), f"scope: {scope_text(report)}", profile,
                           f"suite {suite_label(report)}", verdict])
         return safe(text.lstrip("\n"))  # backend text (messages, stderr, names) never reaches a terminal raw
     lines += ["", count_line(report), f"scope: {scope_text(report)}",
-              (f"backend {b.get('name')} {b.get('version')} judged against profile {report['profile']}; "
+              (f"backend {_who(b)} judged against profile {one_line(report['profile'])}; "
                f"suite {report['suite'].get('name')} ({vectors} vectors, manifest sha256 "
                f"{report['suite'].get('digest') or 'unknown'}); {verdict}")]
     return safe("\n".join(lines))
+
+
+def _who(backend: dict) -> str:
+    """The backend's name and version as one line (the handshake refuses others; a hand-edited report may not)."""
+    return one_line(f"{backend.get('name', backend.get('spec'))} {backend.get('version', '')}".strip())
 
 
 DECLINED_SHOWN = 20  # declined vectors listed by alias per reason in the text summary (the JSON lists all)
@@ -306,14 +337,14 @@ def conforms(report: dict) -> bool:
 def statement(report: dict) -> str:
     """One line: ``<backend> <version> conforms to <profile> for <scope> on suite <name> <digest>: N passed, 0
     failed, D declined, M not applicable of T vectors``, or the honest negative with what prevents the claim."""
-    b = report["backend"]
-    who = f"{b.get('name', b.get('spec'))} {b.get('version', '')}".strip()
     gaps = claim_gaps(report)
     arithmetic = " (arithmetic only: the backend does not validate its requests)" if arithmetic_only(report) else ""
     claim = f"does not conform to {report['profile']}{arithmetic} ({'; '.join(gaps)})" if gaps else \
         f"conforms to {report['profile']}{arithmetic} for {scope_text(report)}"
     extra = accidents_line(report)
-    return f"{who} {claim} on suite {suite_label(report)}: {count_line(report)}" + (f"; {extra}" if extra else "")
+    # one line whatever the report holds: a name with a newline cannot print a forged claim above the real one
+    return one_line(f"{_who(report['backend'])} {claim} on suite {suite_label(report)}: {count_line(report)}"
+                    + (f"; {extra}" if extra else ""))
 
 
 def badge(report: dict) -> str:
@@ -328,7 +359,7 @@ def badge(report: dict) -> str:
     elif t[FAILED] or t[XFAILED]:
         right, color = f"{t[FAILED] + t[XFAILED]} failed", "#e05d44"
     else:
-        right, color = gaps[0], "#9f9f9f"
+        right, color = one_line(gaps[0]), "#9f9f9f"
     left = "qconform"
     lw, rw = 6 * len(left) + 10, 6 * len(right) + 10  # about 6 px per character of 11 px Verdana
     title = escape(statement(report))

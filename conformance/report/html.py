@@ -8,6 +8,7 @@ import math
 
 from .. import diagnose
 from ..compare import DECLINED, FAILED, NOT_APPLICABLE, PASSED, SKIPPED, XFAILED, XPASSED
+from ..terminal import safe
 from . import failed, incomplete, statement
 
 COLOURS = {PASSED: "#3a9d5d", FAILED: "#d1453b", NOT_APPLICABLE: "#9aa5b1", XFAILED: "#e3a33b",
@@ -21,7 +22,7 @@ details{margin:.3em 0}"""
 
 
 def _e(x) -> str:
-    return html.escape(str(x))
+    return html.escape(safe(x))  # safe: a lone surrogate could not even be written as UTF-8
 
 
 def _n(x) -> float:

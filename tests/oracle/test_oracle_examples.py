@@ -142,6 +142,17 @@ def test_per_tensor_round_trip_through_bytes():
     assert_f32(back.scales, [0.03937008])
 
 
+@pytest.mark.parametrize("profile", [NDARRAY, "burn-0.23.0-pre.1/flex"])  # both value layouts
+def test_from_bytes_codes_do_not_alias_the_callers_bytes(profile):
+    """The codes ``from_bytes`` returns are its own: writing to the caller's buffer afterwards changes none of them
+    (only dequantize's own round trip, whose bytes nobody else holds, reads them in place, ``owned=False``)."""
+    data = o.to_bytes(o.QTensor(np.array([1, -2, 3, 4], np.int8), f32([0.5]), None, Q8S), profile=profile)
+    back = o.from_bytes(data, (4,), Q8S, profile=profile)
+    data[:4] = 0
+    assert back.codes.tolist() == [1, -2, 3, 4]
+    assert np.shares_memory(o.from_bytes(data, (4,), Q8S, profile=profile, owned=False).codes, data)
+
+
 def test_f16_block_scale_bytes():
     assert o.encode_scales(f32([0.014175415]), ScaleDtype.F16, profile=NDARRAY).tobytes().hex(" ") == "42 23"
 

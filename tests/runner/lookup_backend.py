@@ -5,9 +5,11 @@ under ``--answer`` (default: the claimed profile). That makes it a perfect backe
 oracle), a wrong one (answer with another profile while claiming the first), or a broken one (``--fault
 KIND:ALIAS``, ALIAS ``*`` for every vector): crash, hang, garbage, badframe, shape, dtype, wrongid, noise, raise,
 and the hostile ones of the fault matrix (tests/runner/test_faults.py): hugeshape, deepmeta, deepheader,
-hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail.
+hanghello, chatty, shortprint, duplicate, orphan, escapes, escapes-crash, big, setsid, tempfail, surrogate (an
+error message holding a lone surrogate and escapes). ``--name`` sets the name its hello gives (a JSON string: a hostile one).
 
     python lookup_backend.py --suite DIR --claim PROFILE [--answer PROFILE] [--fault crash:ALIAS] [--caps JSON]
+                             [--name NAME]
 """
 
 import argparse
@@ -26,14 +28,14 @@ from conformance.vectors import load_suite, vector_id
 
 
 class LookupBackend:
-    def __init__(self, suite, claim, answer=None, faults=(), caps=None):
-        self.suite = load_suite(suite)
+    def __init__(self, suite, claim, answer=None, faults=(), caps=None, name="lookup"):
+        self.suite, self.name = load_suite(suite), name
         self.claim, self.answer = claim, answer or claim
         self.faults = dict(f.split(":", 1)[::-1] for f in faults)  # alias -> kind
         self.caps = caps or {}
 
     def hello(self):
-        return {"name": "lookup", "version": "1", "profile": self.claim, "capabilities": self.caps}
+        return {"name": self.name, "version": "1", "profile": self.claim, "capabilities": self.caps}
 
     def fault_for(self, op, params, inputs):
         v = self.suite.get(vector_id(op, params, inputs))
@@ -43,10 +45,18 @@ class LookupBackend:
         v, fault = self.fault_for(op, params, inputs)
         if fault == "raise":
             raise RuntimeError("boom")
+        if fault == "surrogate":
+            raise BackendError("x.y", SURROGATE)
+        if fault == "hang":  # in process: a call that never returns (qconform serve cannot stop it)
+            time.sleep(3600)
         outcome = answer(v, self.answer, fault)
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
         return outcome.outputs | outcome.values
+
+
+# A lone surrogate (valid in JSON as "\ud800", not encodable as UTF-8), a line break and terminal escapes.
+SURROGATE = "lone \ud800 surrogate\r\x1b[2Kforged line"
 
 
 def from_env():
@@ -97,7 +107,7 @@ def serve(backend):
         stdout.write(protocol.frame(protocol.encode_message(meta, tensors)))
         stdout.flush()
 
-    marker = os.environ.get("QC_TEST_MARKER")  # hanghello: hang in every handshake after the first
+    marker = os.environ.get("QC_TEST_MARKER")  # hang (or exit: QC_TEST_MARKER_EXIT) in every handshake after the first
     while True:
         head = stdin.read(4)
         if len(head) < 4:
@@ -105,6 +115,8 @@ def serve(backend):
         meta, tensors = protocol.decode_message(stdin.read(protocol.frame_length(head)))
         if meta["type"] == "hello":
             if marker and os.path.exists(marker):
+                if os.environ.get("QC_TEST_MARKER_EXIT"):
+                    os._exit(4)
                 time.sleep(3600)
             if marker:
                 open(marker, "w").close()
@@ -138,6 +150,9 @@ def serve(backend):
             print("\x1b[2J\x1b[Hstderr wipes the screen\x1b]0;pwned\x07", file=sys.stderr, flush=True)
         if fault == "escapes-crash":
             os._exit(5)
+        if fault == "surrogate":
+            send({"type": "error", "id": meta["id"], "error": {"message": SURROGATE, "code": "x.y"}})
+            continue
         if fault == "escapes":
             send({"type": "error", "id": meta["id"], "error": {
                 "message": "\x1b[2K\rPASSED\x1b[8m hidden \u202e", "code": "x.y"}})
@@ -179,8 +194,9 @@ def main():
     ap.add_argument("--answer")
     ap.add_argument("--fault", action="append", default=[])
     ap.add_argument("--caps", type=json.loads, default={})
+    ap.add_argument("--name", type=json.loads, default='"lookup"', help="a JSON string (so it can hold anything)")
     a = ap.parse_args()
-    serve(LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps))
+    serve(LookupBackend(a.suite, a.claim, a.answer, a.fault, a.caps, a.name))
 
 
 if __name__ == "__main__":

@@ -196,16 +196,81 @@ def test_oversized_body_is_refused_from_its_content_length(env):
 
 
 def test_request_bodies_in_memory_are_capped(env):
+    """The cap counts the bytes that arrived: 1.2 MB held by two bodies exceeds the 1 MiB cap."""
     head = b"POST /v1/run HTTP/1.1\r\nhost: x\r\ncontent-length: 700000\r\n\r\n"
     with serving(*LIMITS, env=env) as (_, port, _):
         a = socket.create_connection(("127.0.0.1", port), timeout=5)
-        a.sendall(head + b"x" * 10)
+        a.sendall(head + b"x" * 600000)
         time.sleep(0.3)
-        assert status(request(port, head + b"x" * 10, wait=2)) == 503  # 1.4 MB would exceed the 1 MiB cap
-        a.sendall(b"x" * (700000 - 10))
+        assert status(request(port, head + b"x" * 600000, wait=2)) == 503
+        a.sendall(b"x" * 100000)
         assert status(recv_all(a, 3)) == 400  # garbage, but read and answered
         a.close()
         assert status(request(port, head + b"x" * 700000)) == 400  # the budget was given back
+
+
+def test_a_content_length_is_a_claim_not_an_allocation(env):
+    """Two request heads announcing 1 GiB each, with no body: the server allocates nothing for them (it took
+    2 GB), reserves nothing (every other request got 503), and answers the next client."""
+    head = b"POST /v1/run HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % (1 << 30)
+    with serving(env=env) as (host, port, proc):
+        rss0 = rss_kib(proc.pid)
+        hogs = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+        try:
+            for h in hogs:
+                h.sendall(head + b"x" * 10)
+            time.sleep(0.5)
+            b = HttpBackend(f"http://{host}:{port}", timeout=10)
+            assert b.hello.name == "qconform-oracle"  # not a 503
+            b.close()
+            assert rss_kib(proc.pid) - rss0 < 64 << 10
+        finally:
+            for h in hogs:
+                h.close()
+
+
+def test_a_client_that_left_does_not_starve_the_requests_behind_it(suite_dir, lookup_cmd, env):
+    """A request whose client timed out and closed its connection has its hung backend call killed: the next
+    client is answered at once, not after the server's own 30 s timeout."""
+    v = load_suite(suite_dir)
+    with serving("--timeout", "30", env=env, backend="subprocess:" + lookup_cmd("--fault", f"hang:{TIES}")) \
+            as (host, port, _):
+        b = HttpBackend(f"http://{host}:{port}", timeout=1)
+        tie = v.get(TIES)
+        assert b.run(tie.op, tie.params, tie.inputs).kind == "timed out"
+        b.close()
+        b = HttpBackend(f"http://{host}:{port}", timeout=8)
+        plain = v.get("quantize/q8s/plain")
+        t = time.monotonic()
+        out = b.run(plain.op, plain.params, plain.inputs)
+        b.close()
+    assert not hasattr(out, "kind") and time.monotonic() - t < 8, out
+
+
+def test_sigterm_stops_the_server_while_an_in_process_backend_hangs(suite_dir, env):
+    env = dict(env, QC_TEST_SUITE=str(suite_dir), QC_TEST_FAULTS=f"hang:{TIES}")
+    v = load_suite(suite_dir).get(TIES)
+    blob = encode_message(request_message("1", v.op, v.params), v.inputs)
+    with serving(env=env, backend="python:lookup_backend:from_env") as (_, port, proc), \
+            socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"POST /v1/run HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(blob), blob))
+        time.sleep(0.5)  # the backend call is running (and will never return)
+        t = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=15)
+        assert time.monotonic() - t < 6 and proc.returncode == 0
+
+
+def test_health_says_when_the_wrapped_backend_gave_up(suite_dir, lookup_cmd, env, tmp_path):
+    env = dict(env, QC_TEST_MARKER=str(tmp_path / "started-once"), QC_TEST_MARKER_EXIT="1")  # restarts fail
+    with serving(env=env, backend="subprocess:" + lookup_cmd("--fault", f"crash:{TIES}")) as (host, port, _):
+        b = HttpBackend(f"http://{host}:{port}", timeout=10)
+        tie = load_suite(suite_dir).get(TIES)
+        kinds = [b.run(tie.op, tie.params, tie.inputs).kind for _ in range(4)]
+        b.close()
+        reply = request(port, b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n")
+    assert kinds == ["crashed"] * 4
+    assert status(reply) == 503 and b"gave up" in reply, reply
 
 
 def test_bad_gateway_keeps_the_traceback_without_paths(suite_dir, env):

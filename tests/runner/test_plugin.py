@@ -81,6 +81,25 @@ def test_not_applicable_is_counted_and_listed(qc, tmp_path):
     assert t["not applicable"] == 1 and t["passed"] == 5
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_junitxml_leaves_not_applicable_out_unless_kept_and_agrees_with_the_summary(qc, tmp_path, workers):
+    import xml.etree.ElementTree as ET
+    caps = ("--caps", '{"values": ["Q8S"]}')  # quantize/q4s/... is not applicable
+    r = qc("-q", *workers, "--junitxml", "j.xml", "--qc-report", "r.json", backend=caps)
+    assert r.returncode == 0, r.stdout + r.stderr
+    total = json.loads((tmp_path / "r.json").read_text())["summary"]["total"]
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) == sum(total.values()) - total["not applicable"] == 5
+    assert suite.get("skipped") == "0" and suite.get("failures") == "0" and not any("q4s" in c.get("name")
+                                                                                   for c in cases)
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["not_applicable"] == "1" and props["passed"] == "5" and "statement" in props
+    r = qc("-q", *workers, "--junitxml", "all.xml", "--qc-junit-all", backend=caps)
+    suite = ET.parse(tmp_path / "all.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("skipped")) == ("6", "1") and len(suite.findall("testcase")) == 6
+
+
 EXPECT = f"""
 [[expect]]
 match = "{TIES}"

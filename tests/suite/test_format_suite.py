@@ -91,6 +91,51 @@ def test_fuzzing_a_flat_capability_backend_draws_inside_its_lists():
     assert applicable_share(report) >= 0.9, report.statuses
 
 
+class _Counting:
+    """A backend wrapper that records the requests it is sent."""
+
+    def __init__(self, backend):
+        self.backend, self.hello, self.sent = backend, backend.hello, []
+
+    def run(self, op, params, inputs):
+        self.sent.append((op, params, {k: a.tobytes() for k, a in inputs.items()}))
+        return self.backend.run(op, params, inputs)
+
+
+@pytest.mark.parametrize(("formats", "backend_format"), [((), "q8_0"), (("mxfp4",), None)])
+def test_digest_draws_the_cases_of_the_backends_scope(formats, backend_format):
+    """``fuzz --digest`` hashes the cases a judged fuzz run draws for the same backend and formats: inside the
+    declared scope (>= 90% sent, where the default stream sends 5 of 5,000 to a q8_0 backend), case i the same
+    case as ``Fuzzer.draw(i)``, and the same whether the tested backend or the reference answers."""
+    inner = format_backend(backend_format) if backend_format else oracle_backend()
+    backend = _Counting(inner)
+    run = engine.digest_run(backend, "burn-0.22.1/flex", seed=5, cases=120, formats=formats)
+    assert len(backend.sent) >= 0.9 * 120
+    f = engine.Fuzzer("digest", backend=inner, seed=5, formats=formats, diagnose=False)
+    drawn = [f.draw(i)[0] for i in range(120)]
+    f.close()
+    sent = iter(backend.sent)
+    for case in drawn:
+        if inner.hello.capabilities.not_applicable(engine._as_case(case, False)) is None:
+            assert next(sent) == (case.op, case.params, {k: a.tobytes() for k, a in case.inputs.items()})
+    reference = engine.digest_run(oracle_backend(), "burn-0.22.1/flex", seed=5, cases=120, formats=formats,
+                                  capabilities=inner.hello.capabilities)
+    assert reference.digest == run.digest
+
+
+def test_digest_cli_takes_the_format(capsys):
+    from conformance.cli import main
+    assert main(["fuzz", "--digest", "--backend", "oracle", "--format", "nvfp4", "--cases", "80", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    oracle = oracle_backend()
+    scoped = engine.digest_run(oracle, oracle.hello.profile, seed=2, cases=80, formats=("nvfp4",)).digest
+    default = engine.digest_run(oracle, oracle.hello.profile, seed=2, cases=80).digest
+    assert "digests equal" in out and f"digest {scoped}  oracle " in out and scoped != default
+    with pytest.raises(SystemExit):
+        main(["fuzz", "--digest", "--backend", "oracle", "--format", "q9_9", "--cases", "8"])
+    assert "unknown format 'q9_9'" in capsys.readouterr().err
+
+
 def test_format_option_restricts_an_unrestricted_backend():
     f = engine.Fuzzer("oracle", backend=oracle_backend(), seed=3, formats=["mxfp4", "int8"], diagnose=False)
     report = f.run(cases=120, shrink=False, log=lambda m: None)
