@@ -168,7 +168,8 @@ def _judge_error(v: Verdict, head, want: dict, outcome, strict_messages: bool, c
     code = actual["code"]
     v.details = {"expected_error": want, "actual_error": actual}
     how = " (inferred from the message)" if actual["code_inferred"] else ""
-    if code != want["code"]:
+    # a code read off the text names the first site with that text; the expected site may share it (an index panic)
+    if code != want["code"] and not (actual["code_inferred"] and oracle.errors.fits(want["code"], outcome.message)):
         v.kind = "wrong error"
         v.message = f"{head()}\n  expected error {expected}\n  backend error  {code}{how}: {outcome.message!r}"
         return v

@@ -15,7 +15,7 @@ from .dequantize import dequantize, load_quantized
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic, message_matches
 from .matmul import ternary_matmul
 from .ops import OPS, run
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, profiles, status_line
+from .profiles import DEFAULT_PROFILE, PROFILES, Profile, campaign_line, get_profile, profiles, status_line
 from .qparams import compute_q_params
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
@@ -81,6 +81,7 @@ __all__ = [
     "save_checkpoint",
     "scale_to_dtype",
     "status_line",
+    "campaign_line",
     "ternary_matmul",
     "to_bytes",
     "unpack_u32",

@@ -98,10 +98,10 @@ BACKEND = Choice("backend", ndarray="burn-ndarray", flex="burn-flex", cubecl="bu
 # --- how much a profile is worth: what has been run against it -----------------------------------------------
 STATUS = Choice(
     "status",
-    proven="its real build passes the whole golden suite (exact messages) and survives the fuzzer on fresh random "
-           "inputs",
-    suite_passing="its real build passes the whole golden suite with exact messages; the fuzzer has not run on it "
-                  "or still finds divergences",
+    proven="its real build passes the whole golden suite (exact messages) and a recorded fuzz campaign in which "
+           "every op of the default set, layout ops included, drew at least 20,000 cases with no divergence",
+    suite_passing="its real build passes the whole golden suite with exact messages; no proving campaign is "
+                  "recorded (none run, too few cases per op, or divergences found)",
     modelled="read from burn's source, not run: no build of this backend has been judged against it",
 )
 

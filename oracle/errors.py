@@ -132,6 +132,15 @@ _SITES = [
     PanicSite("ndarray.reshape_dims", "panic", "NdArray supports arrays up to 6 dimensions, received: {dims}",
               "§2", "burn-ndarray-0.22.0-pre.3/src/tensor.rs:582 (reduce_blocks' reshape of a rank >= 4 "
               "tensor)"),
+    PanicSite("tensor.reshape_count", "panic",
+              "=== Tensor Operation Error ===\n  Operation: 'Reshape'\n  Reason:\n    1. The given shape doesn't have "
+              "the same number of elements as the current shape. Current shape: {source}, target shape: {target}. \n",
+              "§9", "burn-tensor-0.23.0-pre.1/src/tensor/api/check.rs:312-322 (TensorCheck::reshape, from "
+              "base.rs:3456-3460); until 0.22.1 the same reason from cubecl-zspace-0.11.3/src/shape.rs:444-452 "
+              "(the target with its 0s read as the source's dims) through burn-tensor's check! (check.rs:1389-1397)"),
+    PanicSite("ndarray.matmul_empty", "panic", "attempt to divide by zero",
+              "§9.3", "burn-ndarray-0.22.0-pre.3/src/ops/matmul.rs:25-27, 0.22.1 the same lines (the batch counts "
+              "divide by the matrix sizes m*k, k*n and m*n: a float matmul with m, k or n of 0; found by fuzzing)"),
     PanicSite("range.empty_ndarray", "expect", "Cannot compute min of empty tensor",
               "§8 #34", "burn-ndarray-0.22.0-pre.3/src/ops/base.rs:1242"),
     PanicSite("range.empty_flex", "assert", "min: cannot reduce an empty tensor",
@@ -308,6 +317,9 @@ _SITES = [
     PanicSite("cubecl.block_divisibility", "assert",
               "Block size must be divisible by {div}, got block_size={block_size}",
               "§8 #59", "cubek-quant-0.3.0-pre.3/src/lib.rs:31"),
+    PanicSite("tensor.reshape_zero_index", "index", "index out of bounds: the len is {len} but the index is {index}",
+              "§9", "cubecl-zspace-0.11.3/src/shape.rs:417-422 (until burn 0.22.1 a 0 in a reshape target reads "
+              "the source's dim at its index: `self.dims[idx]` past the source's rank; found by fuzzing)"),
 ]
 
 CATALOGUE: dict[str, PanicSite] = {site.code: site for site in _SITES}
@@ -366,6 +378,12 @@ def _pattern(site: PanicSite) -> re.Pattern[str]:
 
 
 _PATTERNS = [(site.code, _pattern(site)) for site in _SITES if site.template or site.macro == "unwrap_none"]
+
+
+def fits(code: str, message: str) -> bool:
+    """Whether ``message`` is the text of panic ``code`` (another site may share that text: Rust's index panics)."""
+    pattern = dict(_PATTERNS).get(code)
+    return pattern is not None and pattern.fullmatch(message) is not None
 
 
 def classify_panic(message: str) -> str | None:

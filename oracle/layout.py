@@ -17,29 +17,54 @@ from .errors import BurnPanic, UndefinedBehaviour
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
-from .routes import ROUTES, float_i8, route, values
+from .routes import ROUTES, check_matmul, float_i8, route, values
 from .scheme import NATIVE
 from .stages import Stages
-from .views import PURE_MOVES, STEP_OPS, apply, is_identity, vecmat_swap, view, view_strides
+from .views import (PURE_MOVES, STEP_OPS, apply, is_identity, resolve_step, resolved, vecmat_swap, view,
+                    view_strides)
 
-# ROUTES, STEP_OPS, apply, vecmat_swap and view_strides are re-exported for callers that read them from here
+# ROUTES, STEP_OPS, apply, resolved, vecmat_swap and view_strides are re-exported for callers that read them from here
 # (conformance/generate.py, tests); their home is oracle/routes.py and oracle/views.py.
-__all__ = ["ROUTES", "STEP_OPS", "apply", "load", "run_steps", "step", "vecmat_swap", "view_strides"]
+__all__ = ["ROUTES", "STEP_OPS", "apply", "load", "resolved", "run_steps", "step", "vecmat_swap", "view_strides"]
+
+
+def empty_short_cut(s: dict, shape: tuple[int, ...]) -> bool:
+    """Whether burn-tensor answers step ``s`` on a tensor of ``shape`` with ``K::empty(shape, device,
+    creation_dtype())`` before any backend sees the call; a quantized tensor's creation dtype is the device's
+    default float (f32), so the result is a float tensor: ``Tensor::slice`` with an empty result (burn-tensor-
+    0.22.0-pre.3 src/tensor/api/base.rs:1319-1322, 0.22.1 :1357-1360, 0.23.0-pre.1 :1382-1385),
+    ``Tensor::repeat_dim`` 0 times (0.22.0-pre.3 :2296-2304, 0.22.1 :2386-2394) and ``Tensor::cat`` of tensors all
+    empty along the dim (0.22.0-pre.3 :2491-2506, 0.22.1 :2587-2597). A non-empty result of an empty tensor, and
+    every other step, reaches the backend."""
+    if s["op"] == "slice":
+        return apply(np.empty(shape, np.bool_), s).size == 0
+    if s["op"] == "repeat_dim":
+        return s["times"] == 0
+    if s["op"] == "cat":
+        return shape[s["dim"]] == 0
+    return False
 
 
 def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
-    """One ``Tensor`` call on what the backend holds."""
+    """One ``Tensor`` call on what the backend holds (a ``reshape`` target read as the profile's release reads
+    it)."""
+    s = resolve_step(np.shape(held.codes if isinstance(held, QTensor) else held), s, profile.reshape_zero_keeps_dim)
     if s["op"] == "matmul" and profile.gemm_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     if isinstance(held, np.ndarray):
+        check_matmul(held.shape, s, profile)
         return np.ascontiguousarray(apply(held, s))
     if is_identity(s, held.codes.ndim):
         return held
+    if empty_short_cut(s, held.codes.shape):
+        return np.zeros(apply(held.codes, s).shape, np.float32)
     if s["op"] == "matmul" and route(s, held, profile) is float_i8:
         check_wgsl_matmul(held, profile)  # the kernel's declarations fail to compile whatever view it gets
     swap = vecmat_swap(s, held.codes.shape)
     if swap is not None:  # one of the swapped dims is 1: swapping back is a reshape
-        return np.ascontiguousarray(apply(values(step(held, swap, profile), profile).reshape(held.codes.shape), s))
+        swapped = values(step(held, swap, profile), profile)
+        check_matmul(swapped.shape, s, profile)  # the GEMM burn runs is the swapped one
+        return np.ascontiguousarray(apply(swapped.reshape(held.codes.shape), s))
     return route(s, held, profile)(s, held, profile)
 
 
@@ -76,8 +101,8 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
         raise upload
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         try:
-            stages.moved = view(values(held, profile), steps)
-        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes)
+            stages.moved = view(values(held, profile), resolved(qt.codes.shape, steps, profile.reshape_zero_keeps_dim))
+        except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes), or a step panics
             stages.moved = None
     for s in steps:
         held = step(held, s, profile)

@@ -26,7 +26,7 @@ from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
 from .support import strided_vector_width
-from .views import VIEW_READ, view_strides
+from .views import VIEW_READ, resolved, view_strides
 
 Outputs = dict[str, object]
 
@@ -117,9 +117,10 @@ def _qlayout(params, inputs, prof, stages) -> Outputs:
 
 def _quantize_view(params, inputs, prof, stages) -> Outputs:
     """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
-    x = prof.step(VIEW_READ)(np.asarray(inputs["x"]), params["view"])
+    steps = resolved(np.shape(inputs["x"]), params["view"], prof.reshape_zero_keeps_dim)
+    x = prof.step(VIEW_READ)(np.asarray(inputs["x"]), steps)
     if prof.max_vector_size <= 16:  # a device whose Native kernels vectorize: the view's strides bound the width
-        strides = view_strides(np.shape(inputs["x"]), params["view"])
+        strides = view_strides(np.shape(inputs["x"]), steps)
         width = strided_vector_width(x.shape, strides, x.dtype.itemsize, prof)
         prof = prof.with_(max_vector_size=min(prof.max_vector_size, width))
     return _qtensor_outputs(quantize_dynamic(x, _scheme(params), profile=prof, stages=stages), prof)

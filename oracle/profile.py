@@ -277,6 +277,16 @@ class Profile:
     """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
 
+    reshape_zero_keeps_dim: bool = _flag(True)
+    """A 0 in a ``reshape`` target given as a ``Shape``: until 0.22.1 burn-tensor reads it through
+    ``Shape::reshape``, where 0 keeps the source dim at that index (cubecl-zspace-0.11.3 src/shape.rs:417-422,
+    burn-tensor-0.22.1 src/tensor/api/base.rs:3411-3414); 0.23.0-pre.1 takes the ``Shape`` as it is and only checks
+    its element count (burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460), so a 0 is an empty dim."""
+
+    empty_matmul_panic: str | None = _panic_code(None)
+    """The panic of a float matmul whose matrices have no element (m, k or n of 0), if any: burn-ndarray divides
+    the batch counts by the matrix sizes (``ops/matmul.rs:25-27``); flex returns the empty (or zero) product."""
+
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
@@ -318,12 +328,13 @@ CONCERNS: dict[str, tuple[str, ...]] = {
                    "from_data_values", "from_data_checks", "dequantize_checks", "asserts_block_count",
                    "requires_two_level_global", "checks_qtensor", "asserts_whole_blocks", "empty_global_panic",
                    "from_data_panic", "oversized_upload_panic", "empty_range_panic", "empty_max_panic",
-                   "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce"),
+                   "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce", "empty_matmul_panic"),
     "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
               "packed_outer_reads_memory_order", "stores_packed_axis_innermost", "checkpoint_reader",
               "declared_length"),
-    "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block"),
+    "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
+               "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

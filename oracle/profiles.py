@@ -33,6 +33,7 @@ _NDARRAY = Profile(
     tensor_extremum="last",
     mean_summation="unrolled8",
     ternary_fast_path=True,
+    empty_matmul_panic="ndarray.matmul_empty",  # burn-ndarray-0.22.0-pre.3 src/ops/matmul.rs:25-27
 )
 
 _FLEX = Profile(
@@ -153,6 +154,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     moves_packing_dim=True,
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
+    reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
@@ -209,22 +211,46 @@ _CUBECL_0_22_1 = _CUBECL.with_(
 # --- what has been run against each profile (docs/fuzzing.md, docs/findings.md) --------------------------------
 
 
+PROVING_CASES = 20_000
+"""The cases each op of the default fuzz set (``conformance.fuzz.strategies.DEFAULT_OPS``, layout ops included)
+must draw, with no divergence, in the campaign that makes a profile ``proven``."""
+
+
 @dataclass(frozen=True)
 class Campaign:
-    """A fuzz campaign against a real build, as the docs record it."""
+    """A recorded fuzz campaign against a real build: ``qconform fuzz --backend subprocess:<binary> --ops <op>
+    --cases <cases_per_op> --seed <seed> --no-shrink`` for each op of ``ops``, judged by the oracle of ``commit``
+    (``scripts/fuzz-campaign.sh`` runs one). ``cases_per_op`` is ``None`` for an older run of the mixed default
+    stream, whose per-op counts were not recorded (``note`` says what was run): such a run proves nothing."""
 
-    seeds: tuple[int, ...]
-    cases: int
-    """Cases per seed."""
-    ops: str
+    seed: int
+    cases_per_op: int | None
+    ops: tuple[str, ...]
     date: str
-    result: str
+    binary: str
+    commit: str
+    diverging: int
+    """Cases that diverged, all ops together (undefined and not-applicable cases are not divergences)."""
+    note: str = ""
+
+    def proves(self, default_ops) -> bool:
+        """Whether this campaign makes its profile ``proven``: every op of ``default_ops`` drew at least
+        PROVING_CASES cases and none diverged."""
+        return (self.diverging == 0 and self.cases_per_op is not None and self.cases_per_op >= PROVING_CASES
+                and set(default_ops) <= set(self.ops))
+
+    def describe(self) -> str:
+        drawn = (f"{self.cases_per_op:,} cases per op" if self.cases_per_op is not None
+                 else "cases per op not recorded")
+        text = (f"seed {self.seed}, {drawn}, {len(self.ops)} ops, {self.date}, {self.binary} (oracle at "
+                f"{self.commit}): {self.diverging:,} diverging")
+        return f"{text}; {self.note}" if self.note else text
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What has been run against a profile: ``status`` (``choices.STATUS``), the harness binary judged, the
-    golden-suite result and the fuzz campaign that settled the status (``None``: none has)."""
+    golden-suite result and the fuzz campaign behind the status (``None``: none has been run)."""
 
     status: str
     binary: str
@@ -236,56 +262,83 @@ class Evidence:
         c.STATUS.check(self.status)
 
 
-_EVERY_OP = "every op, qlayout included"
 _SUITE = "the whole golden suite, exact messages (scripts/burn-conformance.sh, every make test)"
+# The default fuzz set of 2026-11-30/12-01 (conformance.fuzz.strategies.DEFAULT_OPS; the evidence test keeps it
+# equal), named here because oracle/ never imports conformance/.
+_DEFAULT_OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
+                "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32",
+                "ternary_matmul", "scheme_info", "qlayout", "quantize_view")
+_DIGEST = ("a 200,000-case digest of the mixed default stream (seed 1130, about 8,000 cases per weight-1 op), "
+           "digests equal: not 20,000 cases per op")
+
+# The campaigns of 2026-12-01 (docs/fuzzing.md, "Proving campaigns"): seed 20261201, 20,000 cases of each default op,
+# one `qconform fuzz --ops OP` run per op (scripts/fuzz-campaign.sh), the loaded 2-core machine (load 12-21).
+_CAMPAIGN_NOTE = ("14 ops judged by the oracle at 0de8aa6, qlayout and quantize_view again at 176770b after the GEMM "
+                  "order fix; {judged}; undefined (skipped): 25-42 overflowing GEMMs per 20,000 qlayout cases")
+_CPU_JUDGED = ("pack_u32 8,933 and unpack_u32 15,439 of their 20,000 judged, the rest outside the harness's declared "
+               "capabilities (not applicable)")
+
+
+def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
+    return Campaign(20261201, 20_000, _DEFAULT_OPS, "2026-12-01", binary, "176770b", 0,
+                    _CAMPAIGN_NOTE.format(judged=judged))
+
 
 EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/ndarray": Evidence(
-        "proven", "qconform-burn-pre3-ndarray", _SUITE,
-        Campaign((1130,), 200_000, _EVERY_OP + " (the default set)", "2026-11-30", "digests equal: agreed on all"),
-        "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
+        "proven", "qconform-burn-pre3-ndarray", _SUITE, _campaign_2026_12_01("qconform-burn-pre3-ndarray"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/flex": Evidence(
-        "proven", "qconform-burn-pre3-flex", _SUITE,
-        Campaign((1130,), 200_000, _EVERY_OP + " (named with --ops)", "2026-11-30", "digests equal: agreed on all"),
-        "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
+        "proven", "qconform-burn-pre3-flex", _SUITE, _campaign_2026_12_01("qconform-burn-pre3-flex"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/wgpu": Evidence(
-        "proven", "qconform-burn-pre3-wgpu", "676 vectors: 650 passed, 26 not applicable, 0 diverging",
-        Campaign((7, 1, 2, 3), 25_000, "the default set", "2026-11-30", "0 diverging of 100,000 judged cases"),
+        "suite_passing", "qconform-burn-pre3-wgpu", "676 vectors: 650 passed, 26 not applicable, 0 diverging",
+        Campaign(7, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
+                 "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
+                 "0 diverging of 100,000: not 20,000 cases per op"),
         "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan", "676 vectors: 637 passed, 39 not applicable, 0 diverging",
-        Campaign((2,), 10_000, "the default set", "2026-11-30", "still finds qlayout divergences"),
+        Campaign(2, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
+                 "10,000 cases of the mixed default stream: still finds qlayout divergences"),
         "docs/fuzzing.md, burn-wgpu (qconform-burn-pre3-vulkan); docs/findings.md"),
     "burn-0.22.1/ndarray": Evidence(
-        "proven", "qconform-burn-0_22_1-ndarray", _SUITE,
-        Campaign((1130,), 200_000, _EVERY_OP + " (the default set)", "2026-11-30", "digests equal: agreed on all"),
-        "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
+        "proven", "qconform-burn-0_22_1-ndarray", _SUITE, _campaign_2026_12_01("qconform-burn-0_22_1-ndarray"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.1/flex": Evidence(
-        "proven", "qconform-burn-0_22_1-flex", _SUITE,
-        Campaign((1130,), 200_000, _EVERY_OP + " (named with --ops)", "2026-11-30", "digests equal: agreed on all"),
-        "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
+        "proven", "qconform-burn-0_22_1-flex", _SUITE, _campaign_2026_12_01("qconform-burn-0_22_1-flex"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.23.0-pre.1/flex": Evidence(
-        "proven", "qconform-burn-0_23_0_pre_1-flex", _SUITE,
-        Campaign((1130,), 200_000, _EVERY_OP + " (named with --ops)", "2026-11-30", "digests equal: agreed on all"),
-        "docs/fuzzing.md, qlayout in the default set: 200,000-case digest runs"),
+        "proven", "qconform-burn-0_23_0_pre_1-flex", _SUITE, _campaign_2026_12_01("qconform-burn-0_23_0_pre_1-flex", "every case of every op judged (the earlier qlayout run at 0de8aa6 found 1 divergence, an inf input's GEMM, since modelled)"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
         "669 vectors: 643 passed, 26 not applicable, 0 diverging (2026-11-30, --strict-messages); on the 1,321-vector "
         "suite (2026-12-01) 44 known divergences, the MXFP4/NVFP4 dequantize vectors (which failure WGSL reports "
         "first: adapters/burn/known/qconform-burn-0_22_1-wgpu.toml), 0 others",
-        Campaign((7,), 25_000, "the default set", "2026-11-30", "12 diverging in six classes, not modelled yet"),
+        Campaign(7, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
+                 "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet"),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
         "669 vectors: 629 passed, 40 not applicable, 0 diverging (2026-11-30, --strict-messages)",
-        Campaign((20261130,), 3_000, "the default set", "2026-11-30", "0 diverging (the CI's run; no larger one)"),
+        Campaign(20261130, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
+                 "the CI's 3,000 cases of the mixed default stream; no larger run"),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
 }
 
 
+def status_of(evidence: Evidence) -> str:
+    """The status a record supports: ``proven`` only on a proving campaign (:meth:`Campaign.proves`)."""
+    if evidence.status == "proven" and (evidence.campaign is None or not evidence.campaign.proves(_DEFAULT_OPS)):
+        raise ValueError(f"{evidence.binary}: 'proven' needs a campaign of {PROVING_CASES:,} cases per default op "
+                         "with no divergence")
+    return evidence.status
+
+
 def _judged(p: Profile) -> Profile:
     """``p`` with the status its evidence gives (``modelled`` where nothing has been run)."""
-    return p.with_(status=EVIDENCE[p.name].status) if p.name in EVIDENCE else p
+    return p.with_(status=status_of(EVIDENCE[p.name])) if p.name in EVIDENCE else p
 
 
 PROFILES: dict[str, Profile] = {p.name: _judged(p) for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
@@ -313,4 +366,12 @@ def status_line(profile: str | Profile) -> str:
     """``status: meaning`` of a profile, for listings (``qconform profiles``, docs)."""
     prof = get_profile(profile)
     return f"{prof.status.replace('_', '-')}: {c.STATUS.meanings[prof.status]}"
+
+
+def campaign_line(profile: str | Profile) -> str:
+    """The fuzz campaign a profile's status rests on, for ``qconform profiles``."""
+    e = EVIDENCE.get(get_profile(profile).name)
+    if e is None or e.campaign is None:
+        return "campaign: none run"
+    return f"campaign: {e.campaign.describe()}"
 

@@ -73,7 +73,15 @@ def move_grid_gpu(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 def float_(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
     """Dequantized, then the float op: a plain float tensor."""
-    return np.ascontiguousarray(apply(values(held, profile), s))
+    x = values(held, profile)
+    check_matmul(x.shape, s, profile)
+    return np.ascontiguousarray(apply(x, s))
+
+
+def check_matmul(lhs_shape: tuple[int, ...], s: dict, profile: Profile) -> None:
+    """A float matmul's own panic (the lhs already dequantized): ``empty_matmul_panic`` for m, k or n of 0."""
+    if s["op"] == "matmul" and profile.empty_matmul_panic and 0 in (lhs_shape[-2], *s["shape"][-2:]):
+        raise panic(profile.empty_matmul_panic)
 
 
 def float_i8(s: dict, held: QTensor, profile: Profile) -> np.ndarray:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from .choices import FixedStep
+from .errors import UndefinedBehaviour, panic
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -46,14 +47,15 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     """The step on a plain array (numpy's view semantics equal burn's element semantics for each op)."""
     op = step["op"]
     if op == "reshape":
+        if math.prod(step["shape"]) != a.size:  # burn's own check; a 0 reaches here as the profile reads it
+            raise panic("tensor.reshape_count", source=list(a.shape), target=list(step["shape"]))
         return a.reshape(step["shape"])
     if op in ("transpose", "swap_dims", "permute"):
         return a.transpose(axes_of(step, a.ndim))
     if op == "flip":
         return np.flip(a, tuple(step["axes"]))
     if op == "slice":
-        ranges = [slice(*r) for r in step["ranges"]]
-        return a[tuple(ranges)]
+        return a[tuple(burn_slice(r, n) for r, n in zip(step["ranges"], a.shape))]
     if op == "select":
         return np.take(a, np.asarray(step["indices"], dtype=np.int64), axis=step["dim"])
     if op == "gather":
@@ -68,11 +70,74 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     if op == "expand":
         return np.broadcast_to(a, step["shape"])
     if op == "matmul":
+        lhs = a.astype(np.float64)
         rhs = np.asarray(step["rhs"], dtype=np.float32).reshape(step["shape"]).astype(np.float64)
-        return np.matmul(a.astype(np.float64), rhs).astype(np.float32)
+        check_gemm_order(lhs, rhs)
+        with np.errstate(over="ignore"):  # an exact sum past f32's range is inf in f32, as every order gives
+            return np.matmul(lhs, rhs).astype(np.float32)
     if op == "mul_scalar":
         return (a.astype(np.float32) * np.float32(step["value"])).astype(np.float32)
     raise ValueError(f"unknown layout step {op!r}; known: {', '.join(STEP_OPS)}")
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_gemm_order(lhs: np.ndarray, rhs: np.ndarray) -> None:
+    """An f32 GEMM rounds every partial sum to f32, in an order that is the backend's. With ``P`` and ``N`` the
+    magnitude sums of one output's positive and negative products, an order that adds the positives first reaches
+    +inf exactly when ``P > f32::MAX`` (and -inf when ``N`` is), one that interleaves them need not. So the answer
+    depends on the order where both can overflow (+inf meets -inf: NaN, or either inf), or where one can and the
+    exact sum ``P - N`` is finite in f32 (found by fuzzing: burn-flex gives inf where the exact sum is 1.06e37, and
+    NaN where an inf input's -inf product meets positive products past f32::MAX). Everywhere else every order gives
+    the exact sum's f32 rounding, ``±inf`` included, within the GEMM bound; an inf times a 0, or products of both
+    infinities, are NaN in every order."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = lhs[..., :, :, None] * rhs[..., None, :, :]  # [.., m, k, n]: each product once (no inf * 0 of a split)
+        pos, neg = np.where(prod > 0, prod, 0).sum(axis=-2), np.where(prod < 0, -prod, 0).sum(axis=-2)
+        big_p, big_n = pos > F32_MAX, neg > F32_MAX
+        defined = np.isnan(prod).any(axis=-2) | (np.isinf(pos) & np.isinf(neg))
+        either = (big_p & big_n) | ((big_p ^ big_n) & (np.abs(pos - neg) <= F32_MAX))
+    if (either & ~defined).any():
+        raise UndefinedBehaviour("an f32 GEMM whose partial sums overflow in some summation order and not in "
+                                 "another: the answer is the backend's summation order's")
+
+
+def burn_slice(r: list[int], size: int) -> slice:
+    """burn's ``Slice::new(start, Some(end), step)`` on a dim of ``size``, as a numpy view: negative bounds count
+    from the end and every bound is clamped into ``0..=size`` (``convert_signed_index``); the elements are those of
+    ``start..end``, every ``step``-th counted from ``start`` for a positive step and from the *last* element of the
+    range for a negative one (``Slice::output_size``: ``ceil(len / |step|)``; burn-std-0.22.1
+    src/tensor/slice.rs:493-545). numpy's ``slice(start, end, -k)`` walks from ``start`` down instead."""
+    start, end, by = r
+    lo, hi = (min(size, max(0, size + i if i < 0 else i)) for i in (start, end))
+    if lo >= hi:
+        return slice(0, 0)
+    if by > 0:
+        return slice(lo, hi, by)
+    return slice(hi - 1, lo - 1 if lo > 0 else None, by)
+
+
+def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
+    """Step ``s`` on a tensor of ``shape`` with its ``reshape`` target as burn reads it: where ``zero_keeps_dim``
+    (``Profile.reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i`` (past the source's rank,
+    ``self.dims[idx]`` panics); otherwise the target is literal."""
+    if s["op"] != "reshape" or not zero_keeps_dim or 0 not in s["shape"]:
+        return s
+    past = [i for i, n in enumerate(s["shape"]) if n == 0 and i >= len(shape)]
+    if past:
+        raise panic("tensor.reshape_zero_index", len=len(shape), index=past[0])
+    return dict(s, shape=[shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
+
+
+def resolved(shape: tuple[int, ...], steps: list[dict], zero_keeps_dim: bool) -> list[dict]:
+    """The chain's steps as burn reads them (:func:`resolve_step`), followed through the shapes (a panic of any
+    step's is raised)."""
+    out, probe = [], np.zeros(shape, np.bool_)  # zeros: a matmul probe never overflows
+    for s in steps:
+        out.append(resolve_step(probe.shape, s, zero_keeps_dim))
+        probe = apply(probe, out[-1])
+    return out
 
 
 def view(x: np.ndarray, steps: list[dict]) -> np.ndarray:
@@ -130,14 +195,3 @@ def vecmat_swap(s: dict, shape: tuple[int, ...]) -> dict | None:
     if s["op"] != "matmul" or rank < 3 or shape[-2] != 1 or s["shape"][-3] != 1:
         return None
     return {"op": "swap_dims", "dims": [rank - 3, rank - 2]}
-
-
-def check_steps(shape: tuple[int, ...], steps: list[dict]) -> None:
-    """Validates a chain against shapes (a malformed vector is the author's error, not a burn panic)."""
-    probe = np.zeros(shape, dtype=np.float32)
-    for s in steps:
-        if s.get("op") not in STEP_OPS:
-            raise ValueError(f"unknown layout step {s!r}")
-        probe = apply(probe, s)
-        if probe.size == 0 or math.prod(probe.shape) == 0:
-            raise ValueError(f"step {s!r} gives an empty tensor (burn returns a float tensor then)")

@@ -121,8 +121,73 @@ def qlayout_cases():
             out.append(_ql(alias, sch, [T], codes, scales, glob, spec=("§9.1", "§7.5"),
                            reason=f"{value} {store}: the store is rewritten to Native on load (ndarray reloads "
                                   "only Q8F/Q8S), then the codes move"))
+    return out + form_cases()
+
+
+def form_cases():
+    """FORMS at each level, an empty input, and a matmul whose products overflow f32."""
+    out = []
+    for level in ("tensor", "block", "two-level"):
+        for name, (steps, why) in FORMS.items():
+            alias = f"qlayout/q8s/{level}/{name}"
+            r = rng(alias)
+            scales, glob = _scales(level, r)
+            out.append(_ql(alias, LEVELS[level], steps, r.integers(-127, 128, size=SHAPE).astype(np.int8), scales,
+                           glob, spec=("§9",), reason=why))
+    for name, steps in (("transpose", [T]), ("reshape", [{"op": "reshape", "shape": [0, 2, 4]}]),
+                        ("cat", [{"op": "cat", "dim": 0, "copies": 2}])):
+        out.append(_ql(f"qlayout/q8s/tensor/empty-input-{name}", LEVELS["tensor"], steps,
+                       np.zeros((0, 8), np.int8), f32([0.5]), None, spec=("§9",),
+                       reason=f"an empty [0, 8] quantized tensor, then {name}: what burn keeps of it (a reshape "
+                              "to [0, 2, 4] is an empty dim in every release; cat of empties is a float tensor)"))
+    alias = "qlayout/q8s/tensor/matmul-overflow-one-sign"
+    codes = rng(alias).integers(64, 128, size=SHAPE).astype(np.int8)
+    codes[::2] *= -1  # rows of one sign each: +inf and -inf
+    out.append(_ql(alias, LEVELS["tensor"], [{"op": "matmul", "rhs": [2.0**127] * 8, "shape": [8, 1]}],
+                   codes, f32([0.5]), None, spec=("§9",),
+                   reason="every product of a row has one sign and exceeds f32::MAX: any f32 GEMM gives -inf or "
+                          "+inf whatever its order (products of both signs would leave the answer to the order: "
+                          "undefined, oracle.views.check_gemm_order); one rhs column, so WGSL's kernel name keeps "
+                          "vector size 1 (an even N widens it, not modelled)"))
     return out
 
+
+# Argument forms of burn's public ``Tensor`` API beyond the plain ones (issue 22; the fuzzer draws them all): what
+# each release reads them as, and the answers burn gives for results with no element.
+FORMS = {
+    "slice-negative-bounds": ([{"op": "slice", "ranges": [[-3, -1, 1], [-8, 8, 1]]}],
+                              "negative bounds count from the end (convert_signed_index): rows 1 and 2"),
+    "slice-reversed": ([{"op": "slice", "ranges": [[0, 4, -1]]}],
+                       "a negative step walks the range from its last element (burn's Slice, not numpy's): rows "
+                       "3, 2, 1, 0; the trailing dim is not named, so it is kept whole"),
+    "slice-reversed-stepped": ([{"op": "slice", "ranges": [[0, 4, 1], [1, 8, -3]]}],
+                               "step -3 over 1..8 takes 7, 4, 1 (numpy's slice(1, 8, -3) would take nothing)"),
+    "slice-clamped": ([{"op": "slice", "ranges": [[-10, 3, 2], [-20, -6, 1]]}],
+                      "bounds past either end are clamped: rows 0 and 2, columns 0 and 1"),
+    "slice-empty": ([{"op": "slice", "ranges": [[3, 1, 1]]}],
+                    "start >= end is an empty slice: burn-tensor answers with K::empty, a float tensor [0, 8], "
+                    "before any backend sees the call"),
+    "slice-empty-transposed": ([{"op": "slice", "ranges": [[0, 4, 1], [5, 5, 1]]}, T],
+                               "an empty [4, 0] float tensor, then a float transpose: [0, 4]"),
+    "repeat-dim-zero": ([{"op": "repeat_dim", "dim": 1, "times": 0}],
+                        "repeat_dim(_, 0) is burn-tensor's K::empty as well: a float [4, 0]"),
+    "select-none": ([{"op": "select", "dim": 0, "indices": []}],
+                    "select with no index reaches the backend: an empty tensor that stays quantized"),
+    "select-none-cat": ([{"op": "select", "dim": 0, "indices": []}, {"op": "cat", "dim": 0, "copies": 2}],
+                        "cat of tensors all empty along the dim is burn-tensor's K::empty: a float [0, 8] (found by "
+                        "fuzzing: the oracle had requantized)"),
+    "select-repeated": ([{"op": "select", "dim": 1, "indices": [6, 6, 1, 6]}],
+                        "a repeated index repeats its column (and its block's scale)"),
+    "reshape-zero": ([{"op": "reshape", "shape": [0, 2, 4]}],
+                     "a 0 in a reshape Shape: until 0.22.1 the source's dim 0 (a [4, 2, 4] tensor); 0.23.0-pre.1 "
+                     "reads an empty dim and its element-count check panics (tensor.reshape_count)"),
+    "reshape-zero-past-rank": ([{"op": "reshape", "shape": [4, 8, 0]}],
+                               "a 0 past the source's rank: until 0.22.1 Shape::reshape indexes the source's dims "
+                               "out of bounds (tensor.reshape_zero_index); 0.23.0-pre.1's count check panics"),
+    "matmul-empty": ([{"op": "slice", "ranges": [[0, 4, 1], [3, 3, 1]]}, {"op": "matmul", "rhs": [], "shape": [0, 3]}],
+                     "a float [4, 0] @ [0, 3]: zeros from flex; burn-ndarray divides its batch count by m*k = 0 "
+                     "(ndarray.matmul_empty; found by fuzzing)"),
+}
 
 VIEWS = {
     "transposed": ([T], "#4491: quantizing a transposed (non-contiguous) tensor"),
@@ -134,6 +199,12 @@ VIEWS = {
     "flipped-both": ([{"op": "flip", "axes": [0, 1]}], "a view flipped along both axes"),
     "expanded": ([{"op": "slice", "ranges": [[1, 2, 1], [0, 8, 1]]}, {"op": "expand", "shape": [4, 8]}],
                  "a broadcast view: one row repeated with stride 0"),
+    "reversed": ([{"op": "slice", "ranges": [[0, 4, 1], [0, 8, -1]]}],
+                 "a negative step: each row read backwards (burn's Slice walks 0..8 from 7)"),
+    "negative-bounds": ([{"op": "slice", "ranges": [[-4, -2, 1], [-8, 8, 1]]}],
+                        "rows 0 and 1 named from the end"),
+    "reshape-zero": ([{"op": "reshape", "shape": [0, 2, 4]}],
+                     "a 0 in the target: the source's dim until 0.22.1, 0.23.0-pre.1's count-check panic"),
 }
 
 

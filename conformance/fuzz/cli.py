@@ -3,11 +3,12 @@
     qconform fuzz --backend SPEC [--profile P] [--ops OP,...] [--format NAME ...] [--expectations TOML]
                   [--cases N | --time SECONDS] [--seed S] [--out DIR] [--jobs N]
     qconform fuzz --digest --backend SPEC [--against SPEC] --cases N [--seed S]
+    qconform fuzz --check-determinism --backend SPEC [--cases N] [--seed S]
 
-Exit status: 0 no divergence and no fault (digests equal), 1 divergences or faults (digests differ, or a fault
-makes them incomparable), 2 bad arguments, 3 a backend that cannot start or gave up, 6 a minimal case that could
-not be written (the verdict is printed), 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM: the summary
-and repro suites of what was found are still written).
+Exit status: 0 no divergence and no fault (digests equal, every case answered alike twice), 1 divergences or
+faults (digests differ, or a fault makes them incomparable; nondeterministic cases), 2 bad arguments, 3 a backend
+that cannot start or gave up, 6 a minimal case that could not be written (the verdict is printed), 128 + N
+interrupted by signal N (130 Ctrl-C, 143 SIGTERM: the summary and repro suites of what was found are still written).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
                     "storage); with --against, compare and bisect to the first differing case")
     ap.add_argument("--against", metavar="SPEC", help="--digest: the other backend (default oracle:PROFILE)")
+    ap.add_argument("--check-determinism", action="store_true", help="no oracle: run the cases through two fresh "
+                    "backend processes and report the cases whose answers differ (to be declared undefined)")
     args = ap.parse_args(argv)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     ops = args.ops.split(",") if args.ops else None
@@ -106,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"qconform fuzz: seed {seed}", flush=True)
     if args.digest:
         return _digest(args, seed, ops)
+    if args.check_determinism:
+        return _determinism(args, seed, ops)
     from ..expectations import Expectations, ExpectationsError
     try:
         expectations = Expectations.load(args.expectations) if args.expectations else None
@@ -153,6 +158,18 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
                    f"{report.write_errors[0]}"), file=sys.stderr)
         return WRITE_FAILED
     return _exit_status(report)
+
+
+def _determinism(args, seed: int, ops) -> int:
+    from .determinism import check
+    try:
+        report = check(args.backend, profile=args.profile, seed=seed, cases=args.cases or 2000, ops=ops,
+                       timeout=args.timeout)
+    except RunnerError as e:
+        print(e, file=sys.stderr)
+        return 3
+    print("\n".join(report.lines()))
+    return 1 if report.differing else 0
 
 
 def _digest(args, seed: int, ops) -> int:

@@ -559,7 +559,8 @@ SCOPED: dict[str, Callable] = {
 # A chain is drawn step by step against the current shape (a zero probe follows it through
 # ``oracle.layout.apply``), so every step's params are valid for the tensor it meets: what burn does with a
 # valid call is the question, not how it rejects a malformed one. The harness serves input ranks 1-4 and
-# intermediate ranks 1-6; results stay non-empty (an empty result is a float tensor in burn, not a layout case).
+# intermediate ranks 1-6; a result may be empty (burn-tensor then answers with a float tensor, and the steps after
+# it are float steps).
 
 LAYOUT_MAX_RANK = 6
 LAYOUT_MAX_ELEMENTS = 192
@@ -592,8 +593,8 @@ def _grid_scale(d, dtype: str) -> float:
 
 
 def _layout_shape(d, scheme: dict) -> tuple:
-    """An input shape of rank 1-4 (the harness's), no empty dim."""
-    return tuple(max(1, n) for n in shapes(d, scheme, max_rank=4))
+    """An input shape of rank 1-4 (the harness's); one in 25 has an empty dim (``shapes``' own rate)."""
+    return shapes(d, scheme, max_rank=4)
 
 
 def _quantized_parts(d, scheme: dict, shape: tuple) -> dict:
@@ -629,7 +630,7 @@ def _reshape_step(d, shape: tuple) -> dict:
         dims[i:i + 2] = [dims[i] * dims[i + 1]]
     elif kind == "split" and rank < LAYOUT_MAX_RANK:
         i = d.integer(0, rank - 1)
-        factors = [f for f in range(1, dims[i] + 1) if dims[i] % f == 0]
+        factors = [f for f in range(1, dims[i] + 1) if dims[i] % f == 0] or [1, 2]  # an empty dim: [f, 0]
         f = d.pick(factors)
         dims[i:i + 1] = [f, dims[i] // f]
     elif kind == "squeeze" and 1 in dims and rank >= 2:
@@ -641,23 +642,38 @@ def _reshape_step(d, shape: tuple) -> dict:
     return {"op": "reshape", "shape": dims}
 
 
+def _slice_range(d, n: int) -> list[int]:
+    """One ``[start, end, step]`` that burn's ``Tensor::slice`` accepts on a dim of ``n``: mostly a non-empty
+    forward range; one in four the same range spelt from the end (negative bounds, the end as ``n``) with a step of
+    either sign; one in four any bounds burn clamps (beyond either end, empty, reversed), any signed step. An end
+    past ``n`` is burn's panic, not a form (``TensorCheck::slice``); ``end: None`` cannot be sent (the harness
+    reads three integers), but ``n`` means the same for every step."""
+    form = d.integer(0, 3)
+    if form == 3 or n == 0:
+        return [d.integer(-n - 2, n + 1), d.integer(-n - 2, n), d.pick([1, 2, 3, -1, -2, -3])]
+    start = d.integer(0, n - 1)
+    end = d.integer(start + 1, n)
+    if form == 2:
+        return [start - n, end if end == n or d.integer(0, 1) else end - n, d.pick([1, 2, 3, -1, -2, -3])]
+    return [start, end, d.pick([1, 1, 2, 3])]
+
+
 def _slice_step(d, shape: tuple) -> dict:
-    ranges = []
-    for n in shape[:d.integer(1, len(shape))]:
-        start = d.integer(0, n - 1)
-        ranges.append([start, d.integer(start + 1, n), d.pick([1, 1, 2, 3])])
-    return {"op": "slice", "ranges": ranges}
+    return {"op": "slice", "ranges": [_slice_range(d, n) for n in shape[:d.integer(1, len(shape))]]}
 
 
 def _select_step(d, shape):
+    """Indices in any order, repeated at times, sometimes none (burn's ``Int`` tensors cannot be negative here:
+    the harness reads them as ``usize``); a dim of size 0 gets none."""
     dim = d.integer(0, len(shape) - 1)
-    return {"op": "select", "dim": dim, "indices": [d.integer(0, shape[dim] - 1) for _ in range(d.integer(1, 4))]}
+    count = d.pick([0, 1, 1, 2, 3, 4]) if shape[dim] else 0
+    return {"op": "select", "dim": dim, "indices": [d.integer(0, shape[dim] - 1) for _ in range(count)]}
 
 
 def _gather_step(d, shape: tuple) -> dict:
     dim = d.integer(0, len(shape) - 1)
     index_shape = list(shape)
-    index_shape[dim] = d.integer(1, 4)
+    index_shape[dim] = d.pick([0, 1, 1, 2, 3, 4]) if shape[dim] else 0
     n = math.prod(index_shape)
     return {"op": "gather", "dim": dim, "indices": [d.integer(0, shape[dim] - 1) for _ in range(n)],
             "shape": index_shape}
@@ -672,11 +688,16 @@ def _expand_step(d, shape: tuple) -> dict:
 
 
 def _matmul_step(d, shape: tuple) -> dict:
-    """Times a float rhs of the same rank and batch dims: dyadic values, so the product is nearly exact."""
+    """Times a float rhs of the same rank and batch dims: dyadic values, so the product is nearly exact; one rhs in
+    8 has huge entries (``±2^100..2^127``), whose products with the codes' values overflow f32 while their exact
+    sum may not (a GEMM's partial sums then decide)."""
     rhs_shape = list(shape[:-1]) + [d.integer(1, 4)]
     rhs_shape[-2] = shape[-1]
-    return {"op": "matmul", "rhs": [d.integer(-8, 8) / 4 for _ in range(math.prod(rhs_shape))],
-            "shape": rhs_shape}
+    n = math.prod(rhs_shape)
+    if d.integer(0, 7) == 0:
+        return {"op": "matmul", "rhs": [d.pick([1, -1, 0]) * 2.0 ** d.integer(100, 127) for _ in range(n)],
+                "shape": rhs_shape}
+    return {"op": "matmul", "rhs": [d.integer(-8, 8) / 4 for _ in range(n)], "shape": rhs_shape}
 
 
 _STEP_DRAWS: dict[str, Callable] = {
@@ -691,7 +712,7 @@ _STEP_DRAWS: dict[str, Callable] = {
     "select": _select_step,
     "gather": _gather_step,
     "repeat_dim": lambda d, shape: {"op": "repeat_dim", "dim": d.integer(0, len(shape) - 1),
-                                    "times": d.integer(1, 3)},
+                                    "times": d.pick([1, 2, 3, 0])},
     "cat": lambda d, shape: {"op": "cat", "dim": d.integer(0, len(shape) - 1), "copies": d.integer(1, 3)},
     "expand": _expand_step,
     "mul_scalar": lambda d, shape: {"op": "mul_scalar", "value": d.pick([2.0, 0.5, -1.0, 3.0, 0.0, 0.25])},
@@ -703,17 +724,33 @@ _QLAYOUT_STEPS = ("transpose", "permute", "swap_dims", "reshape", "flip", "slice
                   "matmul")
 
 
-def layout_steps(d, shape: tuple, allowed=_QLAYOUT_STEPS) -> list[dict]:
+def _zero_keeps(d, s: dict, shape: tuple) -> dict:
+    """A reshape target with some dims spelt 0 (one reshape in 4), at indices whose dim the reshape keeps: burn
+    until 0.22.1 reads such a 0 as the source's dim (``Profile.reshape_zero_keeps_dim``), 0.23.0-pre.1 as an empty
+    dim, which its element-count check refuses (``tensor.reshape_count``)."""
+    if s["op"] != "reshape":
+        return s
+    kept = [i for i, n in enumerate(s["shape"]) if i < len(shape) and shape[i] == n]
+    if not kept or d.integer(0, 3):
+        return s
+    return dict(s, shape=[0 if i in kept and d.integer(0, 1) else n for i, n in enumerate(s["shape"])])
+
+
+def layout_steps(d, shape: tuple, allowed=_QLAYOUT_STEPS, zero_keeps_dim: bool = False) -> list[dict]:
     """1-3 steps, each valid for the shape it meets (a step that would need rank 2, grow the tensor past
-    LAYOUT_MAX_ELEMENTS or leave the harness's ranks is drawn again as a plain transpose or reshape)."""
+    LAYOUT_MAX_ELEMENTS or leave the harness's ranks is drawn again as a plain transpose or reshape). Empty
+    results are cases too (burn answers an empty slice with a float tensor)."""
     probe, steps = np.zeros(shape, dtype=np.float32), []
     for _ in range(d.integer(1, 3)):
         op = d.pick(list(allowed))
         if op in ("transpose", "matmul") and probe.ndim < 2:
             op = "reshape"
-        s = _STEP_DRAWS[op](d, probe.shape)
-        after = layout.apply(probe, s)
-        if not 1 <= after.ndim <= LAYOUT_MAX_RANK or not 0 < after.size <= LAYOUT_MAX_ELEMENTS:
+        s = _zero_keeps(d, _STEP_DRAWS[op](d, probe.shape), probe.shape)
+        try:
+            after = layout.apply(probe, layout.resolved(probe.shape, [s], zero_keeps_dim)[0])
+        except oracle.BurnPanic:  # burn refuses the 0s as this release reads them: that panic ends the chain
+            return steps + [s]
+        if not 1 <= after.ndim <= LAYOUT_MAX_RANK or not after.size <= LAYOUT_MAX_ELEMENTS:
             s = {"op": "reshape", "shape": list(probe.shape)}
             after = probe
         steps.append(s)
@@ -725,7 +762,8 @@ def qlayout_cases(d, profile) -> FuzzCase:
     scheme = _layout_scheme(d, profile)
     shape = _layout_shape(d, scheme)
     inputs = _quantized_parts(d, scheme, shape)
-    return FuzzCase("qlayout", {"scheme": scheme, "steps": layout_steps(d, shape)}, inputs)
+    steps = layout_steps(d, shape, zero_keeps_dim=profile.reshape_zero_keeps_dim)
+    return FuzzCase("qlayout", {"scheme": scheme, "steps": steps}, inputs)
 
 
 def quantize_view_cases(d, profile) -> FuzzCase:
@@ -733,7 +771,8 @@ def quantize_view_cases(d, profile) -> FuzzCase:
     scheme = _layout_scheme(d, profile)
     shape = _layout_shape(d, scheme)
     x = tensors(d, shape, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])
-    return FuzzCase("quantize_view", {"scheme": scheme, "view": layout_steps(d, shape, VIEW_STEPS)}, {"x": x})
+    view = layout_steps(d, shape, VIEW_STEPS, zero_keeps_dim=profile.reshape_zero_keeps_dim)
+    return FuzzCase("quantize_view", {"scheme": scheme, "view": view}, {"x": x})
 
 
 # op -> strategy factory (profile -> strategy of FuzzCase).

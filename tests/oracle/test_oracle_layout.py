@@ -166,3 +166,63 @@ def test_flex_023_requantizes_an_e5m2_nan_as_burns_canonical_nan():
                 profile=FLEX_023)
     assert out["codes"].view(np.uint8).tolist() == [[0x78, 0x7F]]
     assert out["scales"].tolist() == [2.0**-15]
+
+
+# ---- argument forms (issue 22): burn's Slice, empty results, reshape 0s, GEMM overflow --------------------------
+PER_TENSOR = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
+ONE_SCALE = {"codes": INPUTS["codes"], "scales": np.array([1.0], np.float32)}
+
+
+def run_tensor(steps, profile=NDARRAY):
+    return o.run("qlayout", {"scheme": PER_TENSOR.to_json(), "steps": steps}, ONE_SCALE, profile=profile)
+
+
+@pytest.mark.parametrize("ranges, codes", [
+    ([[0, 2, 1], [0, 4, -2]], [[4, 2], [8, 6]]),       # from the range's last element back, every 2nd
+    ([[0, 2, 1], [1, 4, -1]], [[4, 3, 2], [8, 7, 6]]),  # 1..4 reversed (numpy's slice(1, 4, -1) is empty)
+    ([[-1, 2, 1], [-3, -1, 1]], [[6, 7]]),              # negative bounds count from the end
+    ([[-9, 2, 1], [-20, 3, 2]], [[1, 3], [5, 7]]),      # bounds past the start clamp to 0
+])
+def test_slices_read_as_burns_slice(ranges, codes):
+    out = run_tensor([{"op": "slice", "ranges": ranges}], FLEX)
+    assert out["codes"].tolist() == codes and out["quantized"] is True
+
+
+@pytest.mark.parametrize("step, shape", [
+    ({"op": "slice", "ranges": [[1, 1, 1]]}, [0, 4]),
+    ({"op": "slice", "ranges": [[0, 2, 1], [3, 1, -1]]}, [2, 0]),
+    ({"op": "repeat_dim", "dim": 1, "times": 0}, [2, 0]),
+])
+def test_an_empty_result_of_burn_tensors_short_cut_is_a_float_tensor(step, shape):
+    out = run_tensor([step])
+    assert out["quantized"] is False and list(out["x"].shape) == shape and out["x"].dtype == np.float32
+
+
+def test_an_empty_select_stays_quantized_and_its_cat_is_a_float():
+    none = {"op": "select", "dim": 0, "indices": []}
+    assert run_tensor([none])["quantized"] is True
+    cat = run_tensor([none, {"op": "cat", "dim": 0, "copies": 2}])
+    assert cat["quantized"] is False and list(cat["x"].shape) == [0, 4]
+
+
+def test_a_reshape_zero_keeps_the_source_dim_until_0_22_1():
+    out = run_tensor([{"op": "reshape", "shape": [0, 2, 2]}], "burn-0.22.1/ndarray")
+    assert list(out["codes"].shape) == [2, 2, 2] and out["codes"].ravel().tolist() == list(range(1, 9))
+
+
+def test_a_gemm_whose_partial_sums_may_overflow_is_undefined():
+    rhs = {"op": "matmul", "rhs": [2.0**127, -(2.0**127), 2.0**127, 1.0], "shape": [4, 1]}
+    with pytest.raises(o.UndefinedBehaviour):
+        run_tensor([rhs], FLEX)
+    one_sign = {"op": "matmul", "rhs": [2.0**127] * 4, "shape": [4, 1]}  # every order overflows: +inf
+    assert run_tensor([one_sign], FLEX)["x"].ravel().tolist() == [np.inf, np.inf]
+
+
+def test_an_inf_product_meeting_overflowing_ones_of_the_other_sign_is_undefined():
+    """burn-flex 0.23.0-pre.1 gave NaN (campaign seed 20261201, qlayout case 6907): an E5M2 inf code times a
+    positive rhs is -inf; the positive products sum past f32::MAX, so an order reaches +inf first."""
+    from oracle.views import check_gemm_order
+    with pytest.raises(o.UndefinedBehaviour):
+        check_gemm_order(np.array([[-np.inf, 1.0, 1.0]]), np.array([[1.0], [3e38], [3e38]]))
+    check_gemm_order(np.array([[-np.inf, 1.0, 1.0]]), np.array([[1.0], [1e38], [1e38]]))  # -inf in every order
+    check_gemm_order(np.array([[np.inf, 1.0]]), np.array([[0.0], [1.0]]))  # inf * 0: NaN in every order

@@ -339,3 +339,32 @@ def test_burn_packs_errors_on_hostile_checkpoints():
                    QuantScheme.default().with_value(QuantValue.Q4S))
     raises("checkpoint.bytes_size_mismatch", "Tensor bytes size mismatch: tensor 'weight': deferred source has "
            "inconsistent length (expected 16, got 13)", ck.save_checkpoint, q4, profile="burn-0.22.1/flex")
+
+
+# The texts below are what the real harness builds printed for these chains (2026-12-01, issue 22).
+_Q8S_4X8 = {"codes": (np.arange(32) % 100).astype(np.int8).reshape(4, 8), "scales": np.array([0.5], np.float32)}
+
+
+def test_a_reshape_zero_is_an_empty_dim_from_0_23_and_its_count_check_panics():
+    params = {"scheme": Q8S.to_json(), "steps": [{"op": "reshape", "shape": [0, 2, 4]}]}
+    raises("tensor.reshape_count", "=== Tensor Operation Error ===\n  Operation: 'Reshape'\n  Reason:\n    1. The given "
+           "shape doesn't have the same number of elements as the current shape. Current shape: [4, 8], target "
+           "shape: [0, 2, 4]. \n", o.run, "qlayout", params, _Q8S_4X8, profile="burn-0.23.0-pre.1/flex")
+    kept = o.run("qlayout", params, _Q8S_4X8, profile="burn-0.22.1/flex")  # until 0.22.1: the source's dim 0
+    assert kept["x"].shape == (4, 2, 4) and np.array_equal(kept["x"].ravel(), _Q8S_4X8["codes"].ravel() * 0.5)
+
+
+def test_a_kept_zero_past_the_source_rank_indexes_out_of_bounds():
+    params = {"scheme": Q8S.to_json(), "steps": [{"op": "reshape", "shape": [1, 1, 0]}]}
+    inputs = {"codes": np.zeros((2, 0), np.int8), "scales": ONE}
+    raises("tensor.reshape_zero_index", "index out of bounds: the len is 2 but the index is 2",
+           o.run, "qlayout", params, inputs, profile=FLEX)
+
+
+def test_ndarray_divides_by_zero_in_an_empty_float_matmul():
+    steps = [{"op": "slice", "ranges": [[0, 4, 1], [3, 3, 1]]}, {"op": "matmul", "rhs": [], "shape": [0, 3]}]
+    params = {"scheme": Q8S.to_json(), "steps": steps}
+    raises("ndarray.matmul_empty", "attempt to divide by zero", o.run, "qlayout", params, _Q8S_4X8,
+           profile="burn-0.22.1/ndarray")
+    out = o.run("qlayout", params, _Q8S_4X8, profile=FLEX)  # flex: the empty sum, zeros
+    assert out["quantized"] is False and out["x"].shape == (4, 3) and not out["x"].any()

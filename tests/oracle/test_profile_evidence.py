@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import importlib
+
+import pytest
+
 import oracle
+from conformance.fuzz.strategies import DEFAULT_OPS
 from conformance.profile_diff import field_docs
 from oracle.profile import CONCERNS, Profile
-from oracle.profiles import EVIDENCE, PROFILES
+from oracle.profiles import EVIDENCE, PROFILES, PROVING_CASES, Campaign, Evidence
+
+profiles_module = importlib.import_module("oracle.profiles")  # ``oracle.profiles`` is also a function
 
 
 def test_every_field_has_exactly_one_concern():
@@ -40,14 +47,51 @@ def test_status_comes_from_evidence_naming_each_profiles_own_binary():
         e = EVIDENCE[name]
         assert e.status == p.status
         assert e.binary == f"qconform-burn-{_release_token(name)}-{p.backend}", name
-        assert e.campaign is not None and e.campaign.cases > 0 and e.campaign.seeds
+        assert e.campaign is not None and e.campaign.binary == e.binary, name
     assert set(EVIDENCE) <= set(PROFILES)
 
 
-def test_proven_means_a_campaign_with_no_divergence():
+def test_proven_exactly_when_the_recorded_campaign_proves_it():
+    """Status and record in step (issue 22, point 4): ``proven`` iff the campaign behind it drew at least 20,000
+    cases of every op of today's default fuzz set, layout ops included, with no divergence."""
     for name, e in EVIDENCE.items():
-        if e.status == "proven":
-            assert "diverging" not in e.campaign.result or e.campaign.result.startswith("0 diverging"), name
+        proving = e.campaign is not None and e.campaign.proves(DEFAULT_OPS)
+        assert (PROFILES[name].status == "proven") == proving, name
+
+
+def test_the_records_default_set_is_the_fuzzers():
+    assert set(profiles_module._DEFAULT_OPS) == set(DEFAULT_OPS)
+    assert {"qlayout", "quantize_view"} <= set(DEFAULT_OPS)
+
+
+def _campaign(**changes):
+    base = dict(seed=1, cases_per_op=PROVING_CASES, ops=tuple(DEFAULT_OPS), date="2026-12-01", binary="b",
+                commit="c", diverging=0)
+    return Campaign(**(base | changes))
+
+
+def test_what_a_campaign_must_hold_to_prove():
+    assert _campaign().proves(DEFAULT_OPS)
+    assert not _campaign(cases_per_op=PROVING_CASES - 1).proves(DEFAULT_OPS)
+    assert not _campaign(cases_per_op=None).proves(DEFAULT_OPS)  # a mixed stream's per-op counts unknown
+    assert not _campaign(diverging=1).proves(DEFAULT_OPS)
+    assert not _campaign(ops=tuple(op for op in DEFAULT_OPS if op != "qlayout")).proves(DEFAULT_OPS)
+
+
+def test_proven_without_a_proving_campaign_is_refused():
+    record = Evidence("proven", "b", "suite", _campaign(diverging=3), "here")
+    with pytest.raises(ValueError, match="20,000 cases per default op"):
+        profiles_module.status_of(record)
+
+
+def test_qconform_profiles_shows_the_campaign_behind_each_status(capsys):
+    from conformance.cli import main
+    assert main(["profiles"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    for name, e in EVIDENCE.items():
+        at = next(i for i, line in enumerate(lines) if line in (name, f"{name} (default)"))
+        assert lines[at + 3].strip() == f"[campaign: {e.campaign.describe()}]", name
 
 
 def test_each_field_docstring_sits_under_its_own_field():
