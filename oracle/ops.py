@@ -16,6 +16,7 @@ from .calibration import compute_range
 from .checkpoint import load_checkpoint, save_checkpoint
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize, load_quantized
+from .float_ops import run_chain, start
 from .layout import run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -27,6 +28,7 @@ from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
 from .support import strided_vector_width
 from .views import VIEW_READ, resolved, view_strides
+from .vocabulary import FLOAT_STEPS, LAYOUT_STEPS
 
 Outputs = dict[str, object]
 
@@ -115,6 +117,18 @@ def _qlayout(params, inputs, prof, stages) -> Outputs:
     return out
 
 
+def _float_ops(params, inputs, prof, stages) -> Outputs:
+    """Layout and float-op steps on a quantized tensor, loaded or quantized on the device (``oracle/float_ops.py``);
+    the reply says the result's kind, as ``qlayout``'s does."""
+    unknown = [s.get("op") for s in params["steps"] if s.get("op") not in (*LAYOUT_STEPS, *FLOAT_STEPS)]
+    if unknown:
+        raise ValueError(f"float_ops: unknown steps {unknown}; known: {', '.join((*LAYOUT_STEPS, *FLOAT_STEPS))}")
+    x, held = run_chain(start(inputs, _scheme(params), prof), params["steps"], prof)
+    if held is None:
+        return {"x": x, "quantized": False}
+    return _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}
+
+
 def _quantize_view(params, inputs, prof, stages) -> Outputs:
     """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
     steps = resolved(np.shape(inputs["x"]), params["view"], prof.reshape_zero_keeps_dim)
@@ -187,6 +201,7 @@ OPS: dict[str, Callable[[dict, dict, Profile, Stages | None], Outputs]] = {
     "scheme_info": _scheme_info,
     "qlayout": _qlayout,
     "quantize_view": _quantize_view,
+    "float_ops": _float_ops,
     "load_quantized": _load_quantized,
     "save_checkpoint": _save_checkpoint,
     "load_checkpoint": _load_checkpoint,

@@ -15,12 +15,15 @@ from .scheme import STORE_KINDS, QuantMode, QuantScheme, QuantValue, ScaleDtype
 
 OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params", "quantize",
        "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32", "unpack_u32", "ternary_matmul",
-       "scheme_info", "qlayout", "quantize_view", "load_quantized",
+       "scheme_info", "qlayout", "quantize_view", "float_ops", "load_quantized",
        "save_checkpoint", "load_checkpoint")
 """The operations of docs/ops.md, in its order."""
 LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
                 "cat", "expand", "mul_scalar", "matmul")
 """The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
+FLOAT_STEPS = ("abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill", "sum",
+               "sum_dim", "mean_dim", "max_dim", "min_dim", "argmax", "argmin", "sort", "topk", "stack")
+"""The float ops a ``float_ops`` step may name besides the layout steps (docs/ops.md, "Float-op steps")."""
 
 SCALE_OPS = ("round_up", "encode_scales", "decode_scales")
 """The ops on a scale dtype alone (param ``dtype``), not on a tensor."""
@@ -35,7 +38,7 @@ LEVELS = ("tensor", "block", "two-level")
 """Per-tensor scale only, one level of block scales, or block scales under a per-tensor global (§1.6)."""
 PROFILE_NAMES = tuple(PROFILES)
 
-__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "LAYOUT_STEPS", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES",
+__all__ = ["CALIBRATIONS", "FLOAT_DTYPES", "FLOAT_STEPS", "LAYOUT_STEPS", "LEVELS", "MODES", "OPS", "PROFILE_NAMES", "SCALE_DTYPES",
            "SCALE_OPS", "STORES", "VALUES", "level"]
 
 

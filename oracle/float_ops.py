@@ -1,0 +1,218 @@
+"""Float ops on a quantized tensor as burn routes them (docs/spec/float-ops.md): what ``Tensor::abs``,
+``Tensor::add``, ``Tensor::sum_dim``, ``Tensor::sort``, ``Tensor::stack``, ``Tensor::matmul``, ... give when the
+tensor holds a ``TensorPrimitive::QFloat``, and the kind of that result.
+
+burn-tensor's bridge (``src/bridge/ops/float.rs``) sends each call either to ``into_float`` (the tensor
+dequantized to the device's float dtype, f32, then the float op: a float result) or to a ``Dispatch::q_*``
+method. ``Dispatch`` forwards only the layout ops and ``q_matmul`` to the backend (burn-dispatch
+``src/ops/qtensor.rs``), so every other ``q_*`` is ``QTensorOps``'s trait default on every backend
+(burn-backend ``src/backend/ops/qtensor.rs``):
+
+* ``dequant_op_flow!``: dequantize, the float op, and requantize only under ``QuantPropagation::Propagate``; the
+  device default is ``Inhibit``, so the result is **float**;
+* ``dequant_op_quant!``: dequantize, the float op, then the public ``quantize_dynamic`` under the input's scheme:
+  the result is **quantized** (``abs``, ``sort``, ``topk``, ``cat``; ``max_dim`` is ``q_argmax`` then
+  ``q_gather``, itself requantized);
+* ``q_argmax`` / ``q_argmin``: dequantize, then the float op: an **int** result, read here through
+  ``Tensor::float`` (indices below 2^24 are exact).
+
+Each step below is one such call as JSON; :data:`ROUTES` says which route it takes, and a route is the same for
+every release and backend the project builds (the backends' own ``q_argmax``/``q_argmin`` overrides are never
+reached through ``Dispatch``). The float results are exact: elementwise ops are IEEE operations rounded once; a
+reduction whose order burn does not fix (``sum``, ``mean_dim``, a matmul with a quantized side) is exact only
+where every order gives the same f32 answer, which :func:`check_order_free` demands of its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .codec import into_data
+from .errors import UndefinedBehaviour
+from .layout import load, step
+from .profile import Profile
+from .qtensor import QTensor
+from .quantize import quantize_dynamic
+from .routes import check_matmul, values
+from .scheme import NATIVE
+from .vocabulary import FLOAT_STEPS
+
+COMPARISONS = {"greater_elem": np.greater, "greater_equal_elem": np.greater_equal, "lower_elem": np.less,
+               "lower_equal_elem": np.less_equal, "equal_elem": np.equal}
+"""``mask_fill``'s ``compare``: the ``Tensor`` comparison with a scalar that builds the mask."""
+
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def other_side(s: dict, x: np.ndarray) -> np.ndarray:
+    """A binary step's other operand: ``"rhs": "self"`` (the same quantized tensor: ``q.clone().add(q)``, burn's
+    ``q_add`` of two QFloat tensors) or a float tensor, ``"rhs": [..]`` with its ``"shape"``."""
+    if s.get("rhs") == "self":
+        return x
+    if not isinstance(s.get("rhs"), list) or not isinstance(s.get("shape"), list):
+        raise ValueError(f"step {s}: \"rhs\" must be \"self\" or a list of numbers with its \"shape\"")
+    return np.asarray(s["rhs"], dtype=np.float32).reshape(s["shape"])
+
+
+def check_order_free(terms: np.ndarray, axis: int) -> None:
+    """A sum of ``terms`` along ``axis`` whose order burn leaves to the backend (a SIMD reduction, a GEMM's
+    blocking) gives one f32 answer in every order when every term is an f32 and every partial sum is exact: all
+    terms are multiples of one power of two ``u`` and their magnitudes add up to at most ``2^24 u`` (every partial
+    sum is then an integer multiple of ``u`` that f32 holds exactly). Anything else depends on the order."""
+    t = np.asarray(terms, dtype=np.float64)
+    finite = np.isfinite(t).all() and (t.astype(np.float32).astype(np.float64) == t).all()
+    nonzero = np.abs(t[t != 0])
+    if finite and nonzero.size:
+        unit = np.ldexp(1.0, int(min(np.frexp(v)[1] - 53 + _trailing_bits(v) for v in nonzero)))
+        finite = bool((np.abs(t).sum(axis=axis) <= 2.0 ** 24 * unit).all())
+    if not finite:
+        raise UndefinedBehaviour("a sum whose order burn does not fix and whose f32 answer depends on it")
+
+
+def _trailing_bits(v: float) -> int:
+    """How many low bits of ``v``'s 53-bit significand are zero."""
+    m = int(np.ldexp(np.frexp(v)[0], 53))
+    return (m & -m).bit_length() - 1
+
+
+def _keep(x: np.ndarray, reduced: np.ndarray, dim: int) -> np.ndarray:
+    return np.ascontiguousarray(np.expand_dims(reduced, dim).astype(np.float32))
+
+
+def compute(x: np.ndarray, s: dict) -> np.ndarray:
+    """The float op of step ``s`` on the dequantized values ``x`` (f32), as burn's float kernels give it."""
+    op = s["op"]
+    if op == "abs":
+        return np.abs(x)
+    if op == "neg":
+        return np.negative(x)
+    if op == "sqrt":
+        return np.sqrt(x)
+    if op == "add_scalar":
+        return x + np.float32(s["value"])
+    if op == "clamp":
+        return np.clip(x, np.float32(s["min"]), np.float32(s["max"]))
+    if op in _BINARY:
+        with np.errstate(all="ignore"):
+            return _BINARY[op](x, other_side(s, x)).astype(np.float32)
+    if op == "mask_fill":
+        if s.get("compare") not in COMPARISONS:
+            raise ValueError(f"step {s}: \"compare\" must be one of {', '.join(COMPARISONS)}")
+        mask = COMPARISONS[s["compare"]](x, np.float32(s["value"]))
+        return np.where(mask, np.float32(s["fill"]), x).astype(np.float32)
+    if op == "sum":
+        check_order_free(x.ravel(), 0)
+        return np.asarray([x.astype(np.float64).sum()], np.float32)
+    if op in ("sum_dim", "mean_dim"):
+        d = s["dim"]
+        check_order_free(x, d)
+        total = x.astype(np.float64).sum(axis=d).astype(np.float32)  # exact: check_order_free
+        if op == "mean_dim":  # ndarray's mean_axis and flex's mean_dim divide the f32 sum by the dim's size
+            total = total / np.float32(x.shape[d])
+        return _keep(x, total, d)
+    if op in ("max_dim", "min_dim"):
+        return _keep(x, (np.max if op == "max_dim" else np.min)(x, axis=s["dim"]), s["dim"])
+    if op in ("argmax", "argmin"):  # the first index of the extreme value, as f32 (``.float()``)
+        return _keep(x, (np.argmax if op == "argmax" else np.argmin)(x, axis=s["dim"]), s["dim"])
+    if op == "sort":
+        out = np.sort(x, axis=s["dim"])
+        return np.ascontiguousarray(np.flip(out, s["dim"]) if s.get("descending") else out)
+    if op == "topk":
+        out = np.flip(np.sort(x, axis=s["dim"]), s["dim"])
+        return np.ascontiguousarray(np.take(out, np.arange(s["k"]), axis=s["dim"]))
+    raise ValueError(f"unknown float-op step {op!r}; known: {', '.join(FLOAT_STEPS)}")
+
+
+# --- the routes ------------------------------------------------------------------------------------------------
+
+
+def as_float(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
+    """``into_float`` / ``dequant_op_flow!`` under ``Inhibit`` / ``q_argmax``: dequantized, then the float op."""
+    return np.ascontiguousarray(compute(values(held, profile), s))
+
+
+def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
+    """``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic`` under the held scheme."""
+    return quantize_dynamic(as_float(s, held, profile), held.scheme, profile=profile)
+
+
+ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
+    # QTensorOps::q_abs, q_sort, q_topk: dequant_op_quant!; q_max_dim / q_min_dim: q_argmax then q_gather's
+    # dequant_op_quant! (burn-backend-0.22.1 src/backend/ops/qtensor.rs:817-819, 991-993, 1070-1075, 1265-1271)
+    "abs": requantized, "sort": requantized, "topk": requantized, "max_dim": requantized, "min_dim": requantized,
+    # q_neg, q_add_scalar, q_clamp, q_add/q_sub/q_mul/q_div, q_sum, q_sum_dim, q_mean_dim: dequant_op_flow!
+    # (qtensor.rs:56-103), the device's propagation Inhibit; q_argmax/q_argmin (qtensor.rs:949-953, 1038-1042);
+    # sqrt, mask_fill and the comparisons: into_float (burn-tensor-0.22.1 src/bridge/ops/float.rs:159-175, 887-935)
+    **{op: as_float for op in ("neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill",
+                               "sum", "sum_dim", "mean_dim", "argmax", "argmin")},
+}
+
+
+def float_step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
+    """One float-op step on what the backend holds (a float tensor: the float op itself)."""
+    if isinstance(held, np.ndarray):
+        return np.ascontiguousarray(compute(held, s))
+    return ROUTES[s["op"]](s, held, profile)
+
+
+def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
+    """``Tensor::matmul`` with the held tensor on one side or both: ``"rhs": [..], "shape"`` (times a float rhs),
+    ``"lhs": [..], "shape"`` (a float lhs times the held tensor: a quantized rhs) or ``"rhs": "self"`` (both sides
+    the held tensor, ``q.clone().matmul(q)``). ``q_matmul``
+    dequantizes each QFloat side to the float side's dtype (f32) and runs the backend's f32 GEMM: a float result
+    (burn-backend-0.22.1 src/backend/ops/qtensor.rs:499-545; burn-ndarray's override differs only by its ternary
+    kernel, ``ternary_matmul``'s op)."""
+    x = values(held, profile) if isinstance(held, QTensor) else held
+    if isinstance(s.get("lhs"), list) and isinstance(s.get("shape"), list):
+        lhs, rhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"]), x
+    else:
+        lhs, rhs = x, other_side(s, x)
+    if lhs.ndim != rhs.ndim or lhs.shape[-1] != rhs.shape[-2]:
+        raise ValueError(f"step {s}: a matmul of shapes {list(lhs.shape)} and {list(rhs.shape)}")
+    check_matmul(lhs.shape, {"op": "matmul", "shape": list(rhs.shape)}, profile)
+    products = lhs.astype(np.float64)[..., :, :, None] * rhs.astype(np.float64)[..., None, :, :]
+    check_order_free(products, -2)
+    return np.ascontiguousarray(products.sum(axis=-2).astype(np.float32))
+
+
+def stack_steps(s: dict, shape: tuple[int, ...]) -> list[dict]:
+    """``Tensor::stack(vec![t; copies], dim)``: each copy ``unsqueeze_dim(dim)`` (``q_reshape``), then
+    ``Tensor::cat`` (burn-tensor-0.22.1 src/tensor/api/base.rs:2628-2633): the layout steps it is."""
+    unsqueezed = [*shape[:s["dim"]], 1, *shape[s["dim"]:]]
+    return [{"op": "reshape", "shape": unsqueezed}, {"op": "cat", "dim": s["dim"], "copies": s["copies"]}]
+
+
+def start(inputs: dict, scheme, profile: Profile) -> QTensor:
+    """The quantized tensor a chain starts from: ``Tensor::from_data(TensorData::quantized(..))`` of its parts
+    (``codes``, ``scales``, ``global``), or ``Tensor::from_data(x).quantize_dynamic(&scheme)`` of a float ``x``
+    (any float dtype): quantized on the device, which holds it as it holds a loaded tensor (the CPU backends build
+    it through ``TensorData::quantized`` and ``q_from_data``)."""
+    if "x" not in inputs:
+        codes = np.asarray(inputs["codes"], dtype=np.int8)
+        return load(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(), inputs.get("global"),
+                            scheme), profile)
+    qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
+    return QTensor(qt.codes, qt.scales, qt.global_scale,
+                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE))
+
+
+def run_chain(held: QTensor, steps: list[dict], profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+    """The steps in order (layout steps as ``oracle/layout.py`` routes them, float-op steps by :data:`ROUTES`);
+    returns the dequantized result and the quantized tensor held at the end (``None`` for a float result)."""
+    for s in steps:
+        if s["op"] in ROUTES:
+            held = float_step(held, s, profile)
+        elif s["op"] == "stack":
+            for part in stack_steps(s, np.shape(held.codes if isinstance(held, QTensor) else held)):
+                held = step(held, part, profile)
+        elif s["op"] == "matmul":
+            held = matmul(held, s, profile)
+        else:
+            held = step(held, s, profile)
+    x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
+    if isinstance(held, np.ndarray):
+        return x, None
+    return x, into_data(QTensor(np.ascontiguousarray(held.codes), held.scales, held.global_scale, held.scheme),
+                        profile=profile)
