@@ -13,7 +13,7 @@ use crate::target::Target;
 use crate::tensors::{Inputs, data_to_arr, input, quantized_data, quantized_outputs, scheme_param, tensor};
 use qconform_protocol::{Failure, Output, fail};
 
-enum Dyn {
+pub(crate) enum Dyn {
     R1(Tensor<1>),
     R2(Tensor<2>),
     R3(Tensor<3>),
@@ -35,6 +35,7 @@ macro_rules! same_rank {
         }
     };
 }
+pub(crate) use same_rank;
 
 /// `$body` (which returns `Result<Dyn, Failure>`) with `$t` bound to the tensor of whatever rank.
 macro_rules! any_rank {
@@ -49,6 +50,7 @@ macro_rules! any_rank {
         }
     };
 }
+pub(crate) use any_rank;
 
 /// `Tensor::reshape` (or `expand`, `$method`) to a shape of any served rank.
 macro_rules! to_rank {
@@ -67,7 +69,7 @@ macro_rules! to_rank {
     }};
 }
 
-fn usizes(step: &Value, key: &str) -> Result<Vec<usize>, Failure> {
+pub(crate) fn usizes(step: &Value, key: &str) -> Result<Vec<usize>, Failure> {
     let list = step.get(key).and_then(Value::as_array);
     let parsed: Option<Vec<usize>> = list.map(|l| l.iter().map(|v| v.as_u64().map(|v| v as usize)).collect()).flatten();
     match parsed {
@@ -76,14 +78,14 @@ fn usizes(step: &Value, key: &str) -> Result<Vec<usize>, Failure> {
     }
 }
 
-fn usize_of(step: &Value, key: &str) -> Result<usize, Failure> {
+pub(crate) fn usize_of(step: &Value, key: &str) -> Result<usize, Failure> {
     match step.get(key).and_then(Value::as_u64) {
         Some(v) => Ok(v as usize),
         None => fail("harness.bad_params", format!("step {step}: {key:?} must be an integer")),
     }
 }
 
-fn array<const N: usize>(v: &[usize], step: &Value) -> Result<[usize; N], Failure> {
+pub(crate) fn array<const N: usize>(v: &[usize], step: &Value) -> Result<[usize; N], Failure> {
     match v.try_into() {
         Ok(a) => Ok(a),
         Err(_) => fail("harness.bad_params", format!("step {step}: expected {N} entries")),
@@ -120,7 +122,7 @@ fn slices(step: &Value) -> Result<Vec<Slice>, Failure> {
 }
 
 /// One `Tensor` call.
-fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
+pub(crate) fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
     let device = any_rank!(&t, x => x.device());
     let op = step.get("op").and_then(Value::as_str).unwrap_or("");
     match op {
@@ -190,7 +192,7 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
     }
 }
 
-fn steps(params: &Value, key: &str) -> Result<Vec<Value>, Failure> {
+pub(crate) fn steps(params: &Value, key: &str) -> Result<Vec<Value>, Failure> {
     match params.get(key).and_then(Value::as_array) {
         Some(s) => Ok(s.clone()),
         None => fail("harness.bad_params", format!("params.{key} must be a list of steps")),
@@ -218,7 +220,7 @@ pub fn qlayout<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Fai
     any_rank!(t, x => read_back(x))
 }
 
-fn read_back<const D: usize>(t: Tensor<D>) -> Result<Output, Failure> {
+pub(crate) fn read_back<const D: usize>(t: Tensor<D>) -> Result<Output, Failure> {
     match t.dtype() {
         DType::QFloat(scheme) => {
             let x = t.clone().dequantize().into_data();

@@ -5,6 +5,7 @@ pub mod bench;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
 pub mod compat;
+pub mod float_ops;
 pub mod layout;
 pub mod ops;
 pub mod scheme;

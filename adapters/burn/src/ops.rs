@@ -38,6 +38,7 @@ pub const DEVICE_OPS: &[&str] = &[
     "ternary_matmul",
     "qlayout",
     "quantize_view",
+    "float_ops",
     "load_quantized",
     "load_checkpoint",
 ];
@@ -61,6 +62,7 @@ pub const OPS: &[&str] = &[
     "scheme_info",
     "qlayout",
     "quantize_view",
+    "float_ops",
     "load_quantized",
     "save_checkpoint",
     "load_checkpoint",
@@ -151,6 +153,7 @@ pub fn run<T: Target>(op: &str, params: &Value, inputs: &Inputs) -> Result<Outpu
         // Quantized tensors in motion (src/layout.rs).
         "qlayout" => crate::layout::qlayout::<T>(params, inputs),
         "quantize_view" => crate::layout::quantize_view::<T>(params, inputs),
+        "float_ops" => crate::float_ops::float_ops::<T>(params, inputs),
         "load_quantized" => load_quantized::<T>(params, inputs),
         #[cfg(feature = "checkpoint")]
         "save_checkpoint" => crate::checkpoint::save_checkpoint(params, inputs),
