@@ -67,6 +67,7 @@ def suite_cases(suite: str) -> list[Case]:
         checkpoint,
         codec,
         dequantize,
+        float_ops,
         formats,
         fuzz_found,
         layout,
@@ -81,7 +82,7 @@ def suite_cases(suite: str) -> list[Case]:
         scheme_info,
     )
     modules = (round_up, scale_codec, calibration, qparams, quantize, quantize_dynamic, dequantize, codec,
-               packing, matmul, scheme_info, layout, load_quantized, checkpoint, fuzz_found, formats)
+               packing, matmul, scheme_info, layout, float_ops, load_quantized, checkpoint, fuzz_found, formats)
     return [c for m in modules for c in m.cases()]
 
 

@@ -1,0 +1,153 @@
+"""``float_ops``: burn's float ops on a quantized tensor, each family at each level (spec §9.5), matmul with a
+quantized side, and chains that start from a tensor quantized on the device (f32, f16 and bf16 inputs).
+
+Every scale is a power of two and every code is small, so every value, product and partial sum is an exact f32:
+a sum burn leaves to the backend's order (``sum``, ``mean_dim``, ``matmul``) has one answer, compared bit for bit.
+The codes of a row are distinct, so ``argmax``, ``sort`` and ``max_dim`` meet no ties.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import bf16, case, f16, f32, rng, scheme
+
+SHAPE = (4, 8)
+LEVELS = {
+    "tensor": scheme("Q8S"),
+    "block": scheme("Q8S", block=[4]),
+    "two-level": scheme("Q8S", block=[4], block_dtype="UE4M3", tensor="F32"),
+}
+_ROW = [round(0.25 * ((5 * i) % 9) - 1.0, 2) for i in range(8)]  # a float row: multiples of 1/4
+
+STEPS = {
+    # name: (steps, why)
+    "abs": ([{"op": "abs"}], "q_abs is dequant_op_quant!: the result is requantized under the input scheme"),
+    "neg": ([{"op": "neg"}], "q_neg is dequant_op_flow!: a float result (propagation Inhibit)"),
+    "abs-sqrt": ([{"op": "abs"}, {"op": "sqrt"}], "a requantized abs, then sqrt through the bridge: floats"),
+    "add-scalar": ([{"op": "add_scalar", "value": 0.375}], "q_add_scalar: a float result"),
+    "clamp": ([{"op": "clamp", "min": -0.5, "max": 0.75}], "q_clamp: a float result"),
+    "add-float": ([{"op": "add", "rhs": _ROW, "shape": [1, 8]}],
+                  "a float other side: the bridge dequantizes the quantized side (q_bin_ops!), broadcast rows"),
+    "div-float": ([{"op": "div", "rhs": [v or 0.5 for v in _ROW], "shape": [1, 8]}],
+                  "division by a float tensor: one IEEE division per element"),
+    "mul-self": ([{"op": "mul", "rhs": "self"}], "both sides quantized: q_mul (dequant_op_flow!), floats"),
+    "sub-self": ([{"op": "sub", "rhs": "self"}], "q - q: q_sub of two quantized tensors, zeros as floats"),
+    "mask-greater": ([{"op": "mask_fill", "compare": "greater_elem", "value": 0.0, "fill": 2.5}],
+                     "a comparison and mask_fill both dequantize through the bridge"),
+    "mask-lower-equal": ([{"op": "mask_fill", "compare": "lower_equal_elem", "value": -0.25, "fill": -9.0}],
+                         "lower_equal_elem: the mask of a quantized tensor, the fill a float result"),
+    "sum": ([{"op": "sum"}], "q_sum: a float [1], exact in any summation order"),
+    "sum-dim-0": ([{"op": "sum_dim", "dim": 0}], "q_sum_dim along rows: the dim kept, floats"),
+    "sum-dim-1": ([{"op": "sum_dim", "dim": 1}], "q_sum_dim along the blocked dim"),
+    "mean-dim-1": ([{"op": "mean_dim", "dim": 1}], "q_mean_dim: the exact sum divided by 8"),
+    "mean-dim-0": ([{"op": "mean_dim", "dim": 0}], "q_mean_dim along rows: the exact sum divided by 4"),
+    "max-dim-1": ([{"op": "max_dim", "dim": 1}], "q_max_dim is q_argmax then q_gather: requantized"),
+    "min-dim-0": ([{"op": "min_dim", "dim": 0}], "q_min_dim: q_argmin then q_gather, requantized"),
+    "argmax-1": ([{"op": "argmax", "dim": 1}], "Dispatch's q_argmax default dequantizes: indices of the values"),
+    "argmin-0": ([{"op": "argmin", "dim": 0}], "q_argmin along rows: indices of the values, not of the codes"),
+    "sort-1": ([{"op": "sort", "dim": 1}], "q_sort is dequant_op_quant!: sorted values requantized"),
+    "sort-desc-0": ([{"op": "sort", "dim": 0, "descending": True}], "sort_descending along rows"),
+    "topk-3": ([{"op": "topk", "dim": 1, "k": 3}], "q_topk: the 3 largest of each row, requantized"),
+    "stack-0": ([{"op": "stack", "dim": 0, "copies": 2}], "stack: q_reshape of each copy, then q_cat requantizes"),
+    "stack-2": ([{"op": "stack", "dim": 2, "copies": 3}], "stack along a new last dim: [4, 8, 3]"),
+    "matmul-float-rhs": ([{"op": "matmul", "rhs": [v * 0.5 for v in _ROW * 3], "shape": [8, 3]}],
+                         "q.matmul(f): q_matmul dequantizes and runs the float GEMM; exact products"),
+    "matmul-quantized-rhs": ([{"op": "matmul", "lhs": [v * 0.5 for v in _ROW[:4] * 3], "shape": [3, 4]}],
+                             "f.matmul(q): a quantized rhs, dequantized to the lhs's dtype"),
+    "reshape-matmul-self": ([{"op": "reshape", "shape": [2, 4, 4]}, {"op": "matmul", "rhs": "self"}],
+                            "both sides quantized: q.matmul(q), batched [2, 4, 4] after a reshape that keeps every "
+                            "block whole (every block holds a +-127 code, so flex's requantization keeps it)"),
+}
+
+
+def _scales(level: str, r: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+    """Powers of two: every dequantized value is an exact multiple of the smallest."""
+    if level == "tensor":
+        return f32([2.0 ** -int(r.integers(3, 7))]), None
+    scales = f32(2.0 ** -r.integers(0, 6, size=8).astype(np.float64))
+    return (scales, f32([2.0 ** -5])) if level == "two-level" else (scales, None)
+
+
+def _codes(r: np.random.Generator, shape=SHAPE, lo=-40, hi=41, calibrated=False) -> np.ndarray:
+    """Distinct codes along every row and column (a random permutation of a range, laid out row-major);
+    ``calibrated``: one +-127 in every block of 4, as a freshly quantized tensor has."""
+    codes = r.permutation(np.arange(lo, hi))[: int(np.prod(shape))].reshape(shape)
+    if calibrated:
+        codes[:, ::4] = np.where(r.random((shape[0], shape[1] // 4)) < 0.5, -127, 127)
+    return codes.astype(np.int8)
+
+
+def _from_parts(alias, sch, steps, codes, scales, glob, why):
+    inputs = {"codes": codes, "scales": scales} | ({} if glob is None else {"global": glob})
+    return case(alias, "float_ops", {"scheme": sch, "steps": steps}, inputs, spec=("§9.5",), reason=why)
+
+
+def family_cases():
+    out = []
+    for level, sch in LEVELS.items():
+        for name, (steps, why) in STEPS.items():
+            alias = f"float_ops/q8s/{level}/{name}"
+            r = rng(alias)
+            scales, glob = _scales(level, r)
+            out.append(_from_parts(alias, sch, steps, _codes(r, calibrated="self" in str(steps)), scales, glob, why))
+    for value, codes_of, names, seg in (("E4M3", _fp8_codes, ("argmax-1", "argmin-0", "max-dim-1", "sort-1"), "e4m3"),
+                                        ("Q4S", _q4_rows, ("argmax-1", "max-dim-1", "sort-1"), "q4s")):
+        for name in names:
+            alias = f"float_ops/{seg}/block/{name}"
+            r = rng(alias)
+            scales, _ = _scales("block", r)
+            steps, why = STEPS[name]
+            out.append(_from_parts(alias, scheme(value, block=[4]), steps, codes_of(r), scales, None,
+                                   f"{why}; {value} codes do not order as their values under per-block scales "
+                                   "(burn-ndarray's own q_argmax would read the codes, but Dispatch never calls it)"))
+    return out
+
+
+def _q4_rows(r: np.random.Generator) -> np.ndarray:
+    """Q4S codes distinct along every row (15 values cannot fill 32 distinct ones)."""
+    return np.stack([r.permutation(np.arange(-7, 8))[:SHAPE[1]] for _ in range(SHAPE[0])]).astype(np.int8)
+
+
+def _fp8_codes(r: np.random.Generator) -> np.ndarray:
+    """E4M3 bit patterns of distinct finite values, negatives included (as i8, their sign bit reads negative)."""
+    patterns = np.array([p for p in range(256) if p & 0x7F not in (0x7F, 0)], dtype=np.uint8)
+    return r.permutation(patterns)[:32].reshape(SHAPE).view(np.int8)
+
+
+# Chains from a tensor quantized on the device: x = k/32 with a +-127/32 in every block of 4, so every Q8S scale is
+# exactly 1/32 (a requantization that keeps the blocks finds it again).
+DEVICE_CHAINS = {
+    "plain": ([], "quantize_dynamic on the device, read back as a loaded tensor is"),
+    "transpose-slice": ([{"op": "transpose"}, {"op": "slice", "ranges": [[1, 7, 2], [0, 4, 1]]}],
+                        "layout steps on a tensor quantized on the device (issue 22: not only from_data)"),
+    "gather-abs": ([{"op": "gather", "dim": 1, "indices": [7, 0, 3, 4] * 4, "shape": [4, 4]}, {"op": "abs"}],
+                   "a requantizing gather, then a requantizing abs"),
+    "reshape-sum-dim": ([{"op": "reshape", "shape": [2, 16]}, {"op": "sum_dim", "dim": 1}],
+                        "a reshape, then an exact float reduction"),
+    "neg-matmul": ([{"op": "neg"}, {"op": "matmul", "rhs": [v * 0.5 for v in _ROW * 3], "shape": [8, 3]}],
+                   "a float neg, then a float GEMM with exact products"),
+    "sort-abs": ([{"op": "sort", "dim": 1}, {"op": "abs"}], "two requantizations in a row"),
+}
+
+
+def _device_x(r: np.random.Generator, dtype) -> np.ndarray:
+    k = r.integers(-126, 127, size=SHAPE)
+    k[:, ::4] = np.where(r.random((SHAPE[0], SHAPE[1] // 4)) < 0.5, -127, 127)
+    return dtype(k / 32.0)
+
+
+def device_cases():
+    out = []
+    for seg, dtype in (("f32", f32), ("f16", f16), ("bf16", bf16)):
+        for level in ("tensor", "block"):
+            for name, (steps, why) in DEVICE_CHAINS.items():
+                alias = f"float_ops/from-x/{seg}/{level}/{name}"
+                out.append(case(alias, "float_ops", {"scheme": LEVELS[level], "steps": steps},
+                                {"x": _device_x(rng(alias), dtype)}, spec=("§9.5", "§5.1"),
+                                reason=f"{why}; x is {seg}"))
+    return out
+
+
+def cases():
+    return family_cases() + device_cases()
