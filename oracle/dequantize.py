@@ -31,7 +31,12 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
     meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
     prof = get_profile(profile)
-    codes, scales, glob = _reload(qtensor, prof, checks=not held)
+    if held and prof.kernel == "cpu" and not prof.rewrites_to_dequantize:
+        # burn-flex dequantizes the codes and scales it holds; no bytes are written (a tensor quantized on the
+        # device may hold what bytes cannot: an F16 global, a store packed along a dim it lacks)
+        codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
+    else:
+        codes, scales, glob = _reload(qtensor, prof, checks=not held)
     return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
 
 
@@ -80,7 +85,8 @@ def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, gl
 def _reload(qt: QTensor, profile: Profile, checks: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``TensorData::quantized`` → ``q_from_data``: the codes, scales and global the backend ends up holding."""
     data = to_bytes(qt, profile=profile)
-    _refuse_scheme(qt.scheme, profile)
+    if checks:  # q_from_data's refusal: a tensor held on the device (quantized there, or loaded) is past it
+        _refuse_scheme(qt.scheme, profile)
     return profile.step(RELOADS)(qt, data, profile, checks)
 
 

@@ -32,11 +32,13 @@ import numpy as np
 from .codec import into_data
 from .errors import UndefinedBehaviour
 from .layout import load, step
+from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import quantize_dynamic
-from .routes import check_matmul, values
+from .routes import check_matmul, float_i8, route, values
 from .scheme import NATIVE
+from .views import vecmat_swap
 from .vocabulary import FLOAT_STEPS
 
 COMPARISONS = {"greater_elem": np.greater, "greater_equal_elem": np.greater_equal, "lower_elem": np.less,
@@ -60,8 +62,12 @@ def check_order_free(terms: np.ndarray, axis: int) -> None:
     """A sum of ``terms`` along ``axis`` whose order burn leaves to the backend (a SIMD reduction, a GEMM's
     blocking) gives one f32 answer in every order when every term is an f32 and every partial sum is exact: all
     terms are multiples of one power of two ``u`` and their magnitudes add up to at most ``2^24 u`` (every partial
-    sum is then an integer multiple of ``u`` that f32 holds exactly). Anything else depends on the order."""
+    sum is then an integer multiple of ``u`` that f32 holds exactly). Anything else depends on the order, and so
+    does the sign of a sum whose terms are all -0.0: +0.0 from an accumulator that starts at +0.0, -0.0 from one
+    that starts with the first term (found by fuzzing: burn-flex's GEMM gives -0.0 for ``-127 * 0.0`` twice)."""
     t = np.asarray(terms, dtype=np.float64)
+    if (np.signbit(t) & (t == 0)).all(axis=axis).any():
+        raise UndefinedBehaviour("a sum of -0.0 terms only: its sign is where the backend's accumulator starts")
     finite = np.isfinite(t).all() and (t.astype(np.float32).astype(np.float64) == t).all()
     nonzero = np.abs(t[t != 0])
     if finite and nonzero.size:
@@ -69,6 +75,16 @@ def check_order_free(terms: np.ndarray, axis: int) -> None:
         finite = bool((np.abs(t).sum(axis=axis) <= 2.0 ** 24 * unit).all())
     if not finite:
         raise UndefinedBehaviour("a sum whose order burn does not fix and whose f32 answer depends on it")
+
+
+def check_signed_zeros(x: np.ndarray, axis: int) -> None:
+    """+0.0 and -0.0 compare equal, so which of them an unstable sort (or a max) puts where is the backend's
+    algorithm's choice; a dequantized tensor never holds -0.0 (code 0 is +0), a float one can (found by fuzzing:
+    burn-flex's sort placed them otherwise than numpy's)."""
+    zeros = x == 0
+    negative = np.signbit(x) & zeros
+    if (negative.any(axis=axis) & (zeros & ~negative).any(axis=axis)).any():
+        raise UndefinedBehaviour("+0.0 and -0.0 along a sorted axis: their order is the sort algorithm's")
 
 
 def _trailing_bits(v: float) -> int:
@@ -113,13 +129,16 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
             total = total / np.float32(x.shape[d])
         return _keep(x, total, d)
     if op in ("max_dim", "min_dim"):
+        check_signed_zeros(x, s["dim"])
         return _keep(x, (np.max if op == "max_dim" else np.min)(x, axis=s["dim"]), s["dim"])
     if op in ("argmax", "argmin"):  # the first index of the extreme value, as f32 (``.float()``)
         return _keep(x, (np.argmax if op == "argmax" else np.argmin)(x, axis=s["dim"]), s["dim"])
     if op == "sort":
+        check_signed_zeros(x, s["dim"])
         out = np.sort(x, axis=s["dim"])
         return np.ascontiguousarray(np.flip(out, s["dim"]) if s.get("descending") else out)
     if op == "topk":
+        check_signed_zeros(x, s["dim"])
         out = np.flip(np.sort(x, axis=s["dim"]), s["dim"])
         return np.ascontiguousarray(np.take(out, np.arange(s["k"]), axis=s["dim"]))
     raise ValueError(f"unknown float-op step {op!r}; known: {', '.join(FLOAT_STEPS)}")
@@ -169,12 +188,29 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
         lhs, rhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"]), x
     else:
         lhs, rhs = x, other_side(s, x)
+        if isinstance(held, QTensor):
+            lhs = _gemm_lhs(held, rhs.shape, profile)
     if lhs.ndim != rhs.ndim or lhs.shape[-1] != rhs.shape[-2]:
         raise ValueError(f"step {s}: a matmul of shapes {list(lhs.shape)} and {list(rhs.shape)}")
     check_matmul(lhs.shape, {"op": "matmul", "shape": list(rhs.shape)}, profile)
     products = lhs.astype(np.float64)[..., :, :, None] * rhs.astype(np.float64)[..., None, :, :]
     check_order_free(products, -2)
     return np.ascontiguousarray(products.sum(axis=-2).astype(np.float32))
+
+
+def _gemm_lhs(held: QTensor, rhs_shape: tuple[int, ...], profile: Profile) -> np.ndarray:
+    """The values the GEMM sees of a quantized lhs: the device's own refusals first (``oracle/layout.py``'s for a
+    matmul step), and burn-tensor's ``[.., B, 1, K] @ [.., 1, K, N]`` turn, which swaps the quantized lhs first (a
+    layout step of its own: flex requantizes a per-block tensor; found by fuzzing on burn-flex 0.22.0-pre.3)."""
+    s = {"op": "matmul", "shape": list(rhs_shape)}
+    if profile.gemm_crashes:
+        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
+    if route(s, held, profile) is float_i8:
+        check_wgsl_matmul(held, profile)
+    swap = vecmat_swap(s, held.codes.shape)
+    if swap is None:
+        return values(held, profile)
+    return values(step(held, swap, profile), profile).reshape(held.codes.shape)
 
 
 def stack_steps(s: dict, shape: tuple[int, ...]) -> list[dict]:

@@ -1,0 +1,118 @@
+"""``float_ops`` (oracle/float_ops.py, spec §9.5) against hand-worked answers: the kind of each family's result,
+the exact values, the sums whose order burn leaves open, and tensors quantized on the device."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import oracle
+from oracle.float_ops import check_order_free, check_signed_zeros
+
+Q8S = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+Q8S_DEBUG = "QuantScheme { value: Q8S, store: Native, mode: Symmetric, tensor: None, block: None }"
+CODES = np.array([[3, -5, 7, 1], [2, -8, 4, 6]], np.int8)
+QUARTER = {"codes": CODES, "scales": np.array([0.25], np.float32)}  # values: codes / 4
+
+
+def run(steps, inputs=QUARTER, scheme=Q8S, profile="burn-0.22.1/flex"):
+    return oracle.run("float_ops", {"scheme": scheme, "steps": steps}, inputs, profile=profile)
+
+
+def bits(x):
+    return np.asarray(x, np.float32).view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("profile", ["burn-0.22.0-pre.3/ndarray", "burn-0.22.1/flex", "burn-0.23.0-pre.1/flex"])
+def test_neg_and_sum_dim_are_floats_computed_from_the_dequantized_values(profile):
+    out = run([{"op": "neg"}], profile=profile)
+    assert out["quantized"] is False and bits(out["x"]) == bits([[-0.75, 1.25, -1.75, -0.25], [-0.5, 2, -1, -1.5]])
+    out = run([{"op": "sum_dim", "dim": 1}], profile=profile)
+    assert out["quantized"] is False and bits(out["x"]) == bits([[1.5], [1.0]])  # (3-5+7+1)/4, (2-8+4+6)/4
+
+
+def test_abs_is_requantized_under_the_input_scheme():
+    """dequant_op_quant!: |values| = [[3, 5, 7, 1], [2, 8, 4, 6]] / 4, max 2.0, so the new scale is 2/127 and
+    the codes round(v * 127 / 2)."""
+    out = run([{"op": "abs"}])
+    assert out["quantized"] is True and out["scheme"] == Q8S_DEBUG
+    assert out["codes"].tolist() == [[48, 79, 111, 16], [32, 127, 64, 95]]
+    assert bits(out["scales"]) == bits([np.float32(2.0) / np.float32(127)])
+
+
+def test_argmax_reads_values_not_codes():
+    """E4M3 codes of -1.0 (0xB8, -72 as i8) and -2.0 (0xC0, -64 as i8) where burn decodes them as fp8 (burn-flex
+    0.23.0-pre.1): the codes' order would pick -2.0."""
+    e4m3 = {"value": "E4M3", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+    codes = np.array([[0xB8, 0xC0]], np.uint8).view(np.int8)
+    assert ml_dtypes.float8_e4m3fn(-1.0).view(np.uint8) == 0xB8
+    out = run([{"op": "argmax", "dim": 1}], {"codes": codes, "scales": np.array([1.0], np.float32)}, scheme=e4m3,
+              profile="burn-0.23.0-pre.1/flex")
+    assert out["quantized"] is False and out["x"].tolist() == [[0.0]]
+
+
+def test_matmul_with_a_quantized_rhs_and_with_both_sides_quantized():
+    lhs = [1.0, 2.0]  # [1, 2] @ values [2, 4]: [0.75+1, -1.25-4, 1.75+2, 0.25+3]
+    out = run([{"op": "matmul", "lhs": lhs, "shape": [1, 2]}])
+    assert out["quantized"] is False and bits(out["x"]) == bits([[1.75, -5.25, 3.75, 3.25]])
+    square = {"codes": np.array([[1, 2], [3, 4]], np.int8), "scales": np.array([0.5], np.float32)}
+    out = run([{"op": "matmul", "rhs": "self"}], square)  # [[.5, 1], [1.5, 2]]^2
+    assert bits(out["x"]) == bits([[1.75, 2.5], [3.75, 5.5]])
+
+
+def test_stack_adds_a_dim_and_requantizes():
+    out = run([{"op": "stack", "dim": 0, "copies": 2}])
+    assert out["quantized"] is True and out["codes"].shape == (2, 2, 4)
+    assert out["codes"][0].tolist() == out["codes"][1].tolist() == [[48, -79, 111, 16], [32, -127, 64, 95]]
+
+
+def test_a_sum_is_expected_only_where_every_order_agrees():
+    check_order_free(np.array([0.5, 0.25, -1.75, 2.0**-10]), 0)  # multiples of 2^-10, far below 2^24 of them
+    with pytest.raises(oracle.UndefinedBehaviour):  # (2^24 + 1) - 2^24 is 1 in one order, 0 in another
+        check_order_free(np.array([2.0**24, 1.0, -2.0**24]), 0)
+    with pytest.raises(oracle.UndefinedBehaviour):  # 0.1 is not an f32
+        check_order_free(np.array([0.1, 0.2]), 0)
+    with pytest.raises(oracle.UndefinedBehaviour):  # +0.0 or -0.0, as the accumulator starts
+        check_order_free(np.array([[-0.0, -0.0]]), 1)
+    check_order_free(np.array([[-0.0, 0.0]]), 1)  # +0.0 in every order
+
+
+def test_signed_zeros_on_a_sorted_axis_have_no_expected_order():
+    check_signed_zeros(np.array([[0.0, 1.0], [-0.0, 2.0]], np.float32), 1)  # one sign per row
+    with pytest.raises(oracle.UndefinedBehaviour):
+        check_signed_zeros(np.array([[0.0, -0.0]], np.float32), 1)
+    with pytest.raises(oracle.UndefinedBehaviour):
+        run([{"op": "div", "rhs": [1.0, -1.0], "shape": [1, 2]}, {"op": "sort", "dim": 1}],
+            {"codes": np.array([[0, 0]], np.int8), "scales": np.array([1.0], np.float32)})
+
+
+def test_a_tensor_quantized_on_flex_dequantizes_without_bytes():
+    """A two-level scheme with an F16 global cannot be written to bytes (bytes.global_not_f32), but burn-flex
+    dequantizes what it holds: a float result comes back; a quantized one fails at into_data."""
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": "F16",
+              "block": {"size": [2], "dtype": "F16"}}
+    x = {"x": np.array([1.0, -2.0], np.float32)}
+    out = run([{"op": "neg"}], x, scheme=scheme)
+    assert out["quantized"] is False and out["x"].shape == (2,)
+    with pytest.raises(oracle.BurnPanic) as e:
+        run([{"op": "abs"}], x, scheme=scheme)
+    assert e.value.code == "bytes.global_not_f32"
+
+
+def test_ndarray_holds_a_q2s_tensor_it_quantized_though_from_data_refuses_one():
+    q2s = {"value": "Q2S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+    out = run([{"op": "neg"}], {"x": np.array([1.0, -1.0, 0.0], np.float32)}, scheme=q2s,
+              profile="burn-0.22.1/ndarray")
+    assert bits(out["x"]) == bits([-1.0, 1.0, -0.0])  # neg(+0.0) is -0.0
+    with pytest.raises(oracle.BurnPanic) as e:
+        run([{"op": "neg"}], {"codes": np.array([1, -1], np.int8), "scales": np.array([1.0], np.float32)},
+            scheme=q2s, profile="burn-0.22.1/ndarray")
+    assert e.value.code == "ndarray.from_data_scheme"
+
+
+def test_unknown_steps_and_operands_are_named():
+    with pytest.raises(ValueError, match="unknown steps"):
+        run([{"op": "exp"}])
+    with pytest.raises(ValueError, match="rhs"):
+        run([{"op": "add", "rhs": 2.0}])
