@@ -22,7 +22,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from oracle import CATALOGUE, ScaleDtype
-from oracle.vocabulary import FLOAT_DTYPES, LAYOUT_STEPS, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
+from oracle.vocabulary import FLOAT_DTYPES, FLOAT_STEPS, LAYOUT_STEPS, LEVELS, OPS, SCALE_DTYPES, SCALE_OPS, STORES, VALUES
 
 from .backends.oracle import run_oracle
 from .compare import expected_outcome, same_outcome
@@ -87,6 +87,8 @@ PLANES = (
           (("store", STORES), ("level", LEVELS)), ("qlayout",)),
     Plane("layout-view", "quantize_dynamic of a non-contiguous view, each view step at each level",
           (("view", ("transpose", "permute", "slice", "flip", "expand")), ("level", LEVELS)), ("quantize_view",)),
+    Plane("float-ops", "each float op on a quantized tensor at each level (float_ops: its result's kind, spec §9.5)",
+          (("step", (*FLOAT_STEPS, "matmul")), ("level", LEVELS)), ("float_ops",)),
     Plane("panic", "every panic of spec §8 that the modelled ops can reach (oracle/errors.py CATALOGUE)",
           (("panic", tuple(CATALOGUE)),)),
 )
