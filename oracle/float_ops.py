@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .codec import into_data
-from .errors import UndefinedBehaviour
+from .errors import BurnPanic, UndefinedBehaviour
 from .layout import load, step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
@@ -38,12 +38,16 @@ from .qtensor import QTensor
 from .quantize import quantize_dynamic
 from .routes import check_matmul, float_i8, route, values
 from .scheme import NATIVE
-from .views import vecmat_swap
+from .views import PURE_MOVES, vecmat_swap
 from .vocabulary import FLOAT_STEPS
 
 COMPARISONS = {"greater_elem": np.greater, "greater_equal_elem": np.greater_equal, "lower_elem": np.less,
                "lower_equal_elem": np.less_equal, "equal_elem": np.equal}
 """``mask_fill``'s ``compare``: the ``Tensor`` comparison with a scalar that builds the mask."""
+
+VALUE_KEEPING = frozenset({"abs", "sort", "topk", "max_dim", "min_dim", "stack"})
+"""Float ops whose every result element is an element of the input or its magnitude, exact in f32: after them (and
+pure moves) a user expects ``dequantize(op(q)) == op(dequantize(q))``; burn's requantization can break that."""
 
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 
@@ -234,7 +238,18 @@ def start(inputs: dict, scheme, profile: Profile) -> QTensor:
                    scheme if profile.moves_packing_dim else scheme.with_store(NATIVE))
 
 
-def run_chain(held: QTensor, steps: list[dict], profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np.ndarray | None:
+    """``op(dequantize(q))`` for a chain of pure moves and :data:`VALUE_KEEPING` ops (the ``moved`` stage a vector
+    checks the invariant with, as ``qlayout``'s); None for any other chain, or where the float chain panics."""
+    if not all(s["op"] in PURE_MOVES or s["op"] in VALUE_KEEPING for s in steps):
+        return None
+    try:
+        return run_chain(values(held, profile), steps, profile)[0]
+    except (BurnPanic, UndefinedBehaviour):
+        return None
+
+
+def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -> tuple[np.ndarray, QTensor | None]:
     """The steps in order (layout steps as ``oracle/layout.py`` routes them, float-op steps by :data:`ROUTES`);
     returns the dequantized result and the quantized tensor held at the end (``None`` for a float result)."""
     for s in steps:

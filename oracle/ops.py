@@ -16,7 +16,7 @@ from .calibration import compute_range
 from .checkpoint import load_checkpoint, save_checkpoint
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize, load_quantized
-from .float_ops import run_chain, start
+from .float_ops import expected_by_a_user, run_chain, start
 from .layout import run_steps
 from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -123,7 +123,10 @@ def _float_ops(params, inputs, prof, stages) -> Outputs:
     unknown = [s.get("op") for s in params["steps"] if s.get("op") not in (*LAYOUT_STEPS, *FLOAT_STEPS)]
     if unknown:
         raise ValueError(f"float_ops: unknown steps {unknown}; known: {', '.join((*LAYOUT_STEPS, *FLOAT_STEPS))}")
-    x, held = run_chain(start(inputs, _scheme(params), prof), params["steps"], prof)
+    first = start(inputs, _scheme(params), prof)
+    if stages is not None:
+        stages.moved = expected_by_a_user(first, params["steps"], prof)
+    x, held = run_chain(first, params["steps"], prof)
     if held is None:
         return {"x": x, "quantized": False}
     return _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}
