@@ -175,6 +175,8 @@ ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
 
 def float_step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.ndarray:
     """One float-op step on what the backend holds (a float tensor: the float op itself)."""
+    if s["op"] == "sum" and profile.sum_crashes:
+        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's sum reduction")
     if isinstance(held, np.ndarray):
         return np.ascontiguousarray(compute(held, s))
     return ROUTES[s["op"]](s, held, profile)
@@ -187,13 +189,16 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     dequantizes each QFloat side to the float side's dtype (f32) and runs the backend's f32 GEMM: a float result
     (burn-backend-0.22.1 src/backend/ops/qtensor.rs:499-545; burn-ndarray's override differs only by its ternary
     kernel, ``ternary_matmul``'s op)."""
-    x = values(held, profile) if isinstance(held, QTensor) else held
+    if profile.gemm_crashes:
+        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     if isinstance(s.get("lhs"), list) and isinstance(s.get("shape"), list):
-        lhs, rhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"]), x
+        lhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"])
+        rhs = values(held, profile) if isinstance(held, QTensor) else held
+    elif isinstance(held, QTensor):
+        lhs = _gemm_lhs(held, other_side(s, held.codes).shape, profile)  # the kernel's own refusals come before any read-back
+        rhs = other_side(s, values(held, profile))
     else:
-        lhs, rhs = x, other_side(s, x)
-        if isinstance(held, QTensor):
-            lhs = _gemm_lhs(held, rhs.shape, profile)
+        lhs, rhs = held, other_side(s, held)
     if lhs.ndim != rhs.ndim or lhs.shape[-1] != rhs.shape[-2]:
         raise ValueError(f"step {s}: a matmul of shapes {list(lhs.shape)} and {list(rhs.shape)}")
     check_matmul(lhs.shape, {"op": "matmul", "shape": list(rhs.shape)}, profile)
@@ -203,12 +208,10 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
 
 
 def _gemm_lhs(held: QTensor, rhs_shape: tuple[int, ...], profile: Profile) -> np.ndarray:
-    """The values the GEMM sees of a quantized lhs: the device's own refusals first (``oracle/layout.py``'s for a
-    matmul step), and burn-tensor's ``[.., B, 1, K] @ [.., 1, K, N]`` turn, which swaps the quantized lhs first (a
+    """The values the GEMM sees of a quantized lhs: WGSL's refusal of its matmul kernel first (``oracle/layout.py``'s
+    for a matmul step), and burn-tensor's ``[.., B, 1, K] @ [.., 1, K, N]`` turn, which swaps the quantized lhs first (a
     layout step of its own: flex requantizes a per-block tensor; found by fuzzing on burn-flex 0.22.0-pre.3)."""
     s = {"op": "matmul", "shape": list(rhs_shape)}
-    if profile.gemm_crashes:
-        raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
     if route(s, held, profile) is float_i8:
         check_wgsl_matmul(held, profile)
     swap = vecmat_swap(s, held.codes.shape)

@@ -276,6 +276,10 @@ class Profile:
     gemm_crashes: bool = _flag()
     """The device crashes (SIGSEGV) in burn's float matmul kernel, so a GEMM has no outcome to expect (Mesa 22.3.6
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
+    sum_crashes: bool = _flag()
+    """The device crashes (SIGSEGV) in burn's full ``sum`` reduction, so ``Tensor::sum`` has no outcome to expect
+    (Mesa lavapipe through SPIR-V with burn 0.22.1, measured: ``float_ops`` ``sum`` of a dequantized tensor; its
+    ``sum_dim`` runs)."""
 
     reshape_zero_keeps_dim: bool = _flag(True)
     """A 0 in a ``reshape`` target given as a ``Shape``: until 0.22.1 burn-tensor reads it through
@@ -335,6 +339,6 @@ CONCERNS: dict[str, tuple[str, ...]] = {
               "declared_length"),
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
                "reshape_zero_keeps_dim"),
-    "device": ("max_vector_size", "read_failure", "gemm_crashes"),
+    "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}
