@@ -278,8 +278,8 @@ class Profile:
     lavapipe through SPIR-V, measured: ``q.matmul(f)``)."""
     sum_crashes: bool = _flag()
     """The device crashes (SIGSEGV) in burn's full ``sum`` reduction, so ``Tensor::sum`` has no outcome to expect
-    (Mesa lavapipe through SPIR-V with burn 0.22.1, measured: ``float_ops`` ``sum`` of a dequantized tensor; its
-    ``sum_dim`` runs)."""
+    (Mesa lavapipe through SPIR-V, burn 0.22.0-pre.3 and 0.22.1, measured: ``float_ops`` ``sum`` of a dequantized
+    tensor; its ``sum_dim`` runs)."""
 
     reshape_zero_keeps_dim: bool = _flag(True)
     """A 0 in a ``reshape`` target given as a ``Shape``: until 0.22.1 burn-tensor reads it through
