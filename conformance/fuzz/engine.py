@@ -14,6 +14,7 @@ recorded are replayed under a ``ConjectureRunner`` and shrunk while the class st
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -85,7 +86,8 @@ class _Prefetched:
     """The runner's backend: answers a request whose reply already arrived in a batch, else asks the backend."""
 
     def __init__(self, backend):
-        self.backend, self.hello, self.waiting = backend, backend.hello, {}
+        self.backend, self.waiting = backend, {}
+        self.hello = dataclasses.replace(backend.hello, capabilities=_Remembered(backend.hello.capabilities))
 
     def run(self, op, params, inputs):
         outcome = self.waiting.pop(id(inputs), None)
@@ -93,6 +95,33 @@ class _Prefetched:
 
     def close(self):
         self.backend.close()
+
+
+class _Remembered:
+    """A backend's capabilities, whose answers about a case (``not_applicable``, ``formats_of``) are remembered
+    per op, params and the dtypes and shapes of its inputs: everything of a case but its values, which no
+    capability reads. The runner asks both of every case; fuzz cases of one format repeat those keys often."""
+
+    def __init__(self, capabilities):
+        self._caps, self._answers = capabilities, {}
+
+    def __getattr__(self, name):
+        return getattr(self._caps, name)
+
+    def _remembered(self, question: str, vector):
+        key = (question, vector.op, repr(vector.params),
+               tuple((k, a.dtype.str, a.shape) for k, a in vector.inputs.items()))
+        if key not in self._answers:
+            if len(self._answers) > 1 << 16:  # a bound on memory in a long run
+                self._answers.clear()
+            self._answers[key] = getattr(self._caps, question)(vector)
+        return self._answers[key]
+
+    def not_applicable(self, vector) -> str | None:
+        return self._remembered("not_applicable", vector)
+
+    def formats_of(self, vector) -> list[str]:
+        return list(self._remembered("formats_of", vector))
 
 
 class Undefined(Exception):

@@ -205,34 +205,38 @@ def _rare_value(c: int, sign: np.ndarray, half: np.ndarray, s: float) -> np.ndar
 
 def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
     """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
-    raw = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=np.uint8).reshape(n, 2)
-    pair = (raw[:, 0] & 31).astype(np.intp) << 8 | raw[:, 1]  # the recipe pair as one index in 0..8191
+    # A big-endian u16 per pair is (class byte << 8 | magnitude byte): masked, the pair's index in 0..8191.
+    pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=">u2") & np.uint16(0x1FFF)
     t = _recipe_table(value, specials)
-    out = (t.sign[raw[:, 1]] * s) * t.around[pair]
-    fixed = t.fixed[pair]
-    if fixed.any():
+    out = s * t.signed[pair]  # = (sign * s) * around: the sign is +-1, so both products round alike
+    marked = np.flatnonzero(t.flags[pair])  # the few pairs that are not a plain multiple of s
+    if marked.size:
+        flags = t.flags[pair[marked]]
+        fixed = marked[flags == _FIXED]
         out[fixed] = t.value[pair[fixed]]
-    cls = t.cls[pair]
     with np.errstate(over="ignore", invalid="ignore"):
         x = out.astype(np.float32).astype(dtype)
-        for c, toward in ((TIE_UP, np.inf), (TIE_DOWN, -np.inf)):
-            mask = cls == c
-            if mask.any():  # a tie's neighbour in the tensor's own dtype
-                x[mask] = np.nextafter(x[mask], np.array(toward, dtype))
+        if marked.size:
+            for flag, toward in ((_TIE_UP, np.inf), (_TIE_DOWN, -np.inf)):
+                tie = marked[flags == flag]
+                if tie.size:  # a tie's neighbour in the tensor's own dtype
+                    x[tie] = np.nextafter(x[tie], np.array(toward, dtype))
     return x
+
+
+_FIXED, _TIE_UP, _TIE_DOWN = 1, 2, 3  # _RecipeTable.flags
 
 
 @dataclass(frozen=True)
 class _RecipeTable:
     """Every recipe pair's value worked out once per (value, specials), so a tensor is a few table lookups:
-    ``sign[mag] * s * around[pair]``, except where ``fixed[pair]`` (a class whose value does not scale with
-    ``s``: signed zero, subnormal, extreme, inf, NaN), which is ``value[pair]``. The arithmetic is the
+    ``s * signed[pair]`` (``signed`` = ``sign[mag] * around``), except where ``flags[pair]`` is ``_FIXED`` (a
+    class whose value does not scale with ``s``: signed zero, subnormal, extreme, inf, NaN), which is
+    ``value[pair]``, and a tie's neighbour where it is ``_TIE_UP``/``_TIE_DOWN``. The arithmetic is the
     per-class formula above (``_K``, ``_HALF``, ...), elementwise in f64, so the values are the same bits."""
-    sign: np.ndarray
-    around: np.ndarray
-    fixed: np.ndarray
+    signed: np.ndarray
+    flags: np.ndarray
     value: np.ndarray
-    cls: np.ndarray
 
 
 _TABLES: dict[tuple[str, bool], _RecipeTable] = {}
@@ -263,8 +267,10 @@ def _build_recipe_table(value: str, specials: bool) -> _RecipeTable:
             around[mask] = np.exp2(half[mask] % 64 if c == HUGE else -(half[mask] % 64))
         else:
             values[mask] = _rare_value(c, sign[mask], half[mask], 1.0)
-    fixed = np.isin(cls, [c for c in _RARE if c not in (HUGE, TINY)])
-    return _RecipeTable(sign[:256].copy(), around, fixed, values, cls)
+    flags = np.zeros(cls.shape, dtype=np.uint8)
+    flags[np.isin(cls, [c for c in _RARE if c not in (HUGE, TINY)])] = _FIXED
+    flags[cls == TIE_UP], flags[cls == TIE_DOWN] = _TIE_UP, _TIE_DOWN
+    return _RecipeTable(sign * around, flags, values)
 
 
 def tensors(d, shape: tuple, *, dtype="f32", scale_dtype: str | None = None, value: str = "Q8S",

@@ -104,3 +104,20 @@ def test_the_fuzzer_reports_the_same_with_and_without_batches(monkeypatch):
     batched_report = report()
     monkeypatch.setattr(batched, "expectations", lambda cases, profile, as_case: [None] * len(cases))
     assert report() == batched_report
+
+
+def test_remembered_capabilities_answer_per_dtype_and_shape():
+    """The fuzzer remembers capability answers per op, params, input dtypes and shapes: a case that differs from
+    one already asked about only in its input dtype gets its own answer."""
+    from conformance.vectors import Vector
+    from examples.q8_0_backend import Backend
+    caps = PythonBackend(Backend()).hello.capabilities
+    remembered = engine._Remembered(caps)
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+              "block": {"size": [32], "dtype": "F16"}}
+    vectors = [Vector("fuzz", "quantize_dynamic/fuzz/case", "quantize_dynamic", {"scheme": scheme},
+                      {"x": np.zeros((2, 32), dtype)}, {}) for dtype in (np.float32, np.float16, np.float32)]
+    answers = [remembered.not_applicable(v) for v in vectors]
+    assert answers == [caps.not_applicable(v) for v in vectors]
+    assert answers[0] is None and answers[1] is not None and answers[2] is None
+    assert [remembered.formats_of(v) for v in vectors] == [caps.formats_of(v) for v in vectors]
