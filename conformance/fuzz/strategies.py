@@ -294,8 +294,7 @@ def float_dtypes(d, profile) -> str:
 
 def scale_values(d, count: int, s: float) -> np.ndarray:
     """Explicit scales: ``s * 2^j`` on the grid, one in 6 replaced by a value burn's guards must handle."""
-    odd = [0.0, -0.0, -s, float("nan"), float("inf"), 2.0**-149, float(np.finfo(np.float32).tiny),
-           float(np.finfo(np.float32).max), 1 / 3, -float("inf")]
+    odd = _odd_scales(s)
     out = []
     for _ in range(count):
         if d.pick([False] * 5 + [True]):
@@ -303,6 +302,36 @@ def scale_values(d, count: int, s: float) -> np.ndarray:
         else:
             out.append(s * 2.0 ** d.integer(-2, 2))
     return np.array(out, dtype=np.float32)
+
+
+def _odd_scales(s: float) -> list[float]:
+    return [0.0, -0.0, -s, float("nan"), float("inf"), 2.0**-149, float(np.finfo(np.float32).tiny),
+            float(np.finfo(np.float32).max), 1 / 3, -float("inf")]
+
+
+# A scale byte's power of two (0 first: the byte the shrinker reaches, 0, is the plain scale).
+_EXPONENTS = np.array([0, -1, 1, -2, 2], dtype=np.float64)
+
+
+def scale_values_bytewise(d, count: int, s: float) -> np.ndarray:
+    """:func:`scale_values`' kinds from one recorded byte per scale (a few numpy calls instead of two choices
+    per scale): ``s * 2^j`` (j in -2..2), about one in 6 replaced by a value burn's guards must handle. Drawn
+    inside a scope; the default stream keeps :func:`scale_values` (its seeds draw the cases they always did)."""
+    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
+    out = s * np.exp2(_EXPONENTS[b // 6 % 5])
+    replaced = b % 6 == 5
+    out[replaced] = np.array(_odd_scales(s))[b[replaced] // 6 % 10]
+    return out.astype(np.float32)
+
+
+def stored_scales(d, count: int, s: float, *, bytewise: bool = False) -> np.ndarray:
+    """Stored scales on the grid, one in 10 zero: ``s * 2^j`` (j in -2..2); ``bytewise`` as in
+    :func:`scale_values_bytewise`."""
+    if not bytewise:
+        return np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
+                         for _ in range(count)], dtype=np.float32)
+    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
+    return np.where(b % 10 == 9, 0.0, s * np.exp2(_EXPONENTS[b // 10 % 5])).astype(np.float32)
 
 
 # ---- one strategy per op ------------------------------------------------------------------------------------
@@ -404,15 +433,17 @@ def quantize_cases(d, profile) -> FuzzCase:
     return quantize_in(d, profile, scheme, shape, float_dtypes(d, profile))
 
 
-def quantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
-    """``floats``: how the scales' float dtype is drawn (default: mostly one the profile takes)."""
+def quantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None, *,
+                bytewise: bool = False) -> FuzzCase:
+    """``floats``: how the scales' float dtype is drawn (default: mostly one the profile takes); ``bytewise``:
+    the scales from one byte each (:func:`scale_values_bytewise`, inside a scope)."""
     level_dtype = _scale_level_dtype(scheme)
     s = scale_bases(d, level_dtype)
     x = tensors(d, shape, dtype=dtype, scale_dtype=level_dtype, value=scheme["value"])
     grid = _grid(shape, scheme)
     count = math.prod(grid)
     wrong = d.pick([0] * 11 + [1, -1])
-    scales = scale_values(d, max(0, count + wrong), s)
+    scales = (scale_values_bytewise if bytewise else scale_values)(d, max(0, count + wrong), s)
     scales = scales.reshape(grid) if wrong == 0 and d.integer(0, 1) else scales
     scales = scales.astype(FLOATS[(floats or _profile_floats(profile))(d)])
     inputs = {"x": x, "scales": scales}
@@ -446,7 +477,7 @@ def _parts(d, profile, *, whole_blocks: bool = True):
     return scheme, shape, _parts_in(d, scheme, shape)
 
 
-def _parts_in(d, scheme: dict, shape: tuple) -> dict:
+def _parts_in(d, scheme: dict, shape: tuple, *, bytewise: bool = False) -> dict:
     lo, hi = _code_range(scheme["value"])
     n = math.prod(shape)
     raw = d.bytes(0, n)
@@ -454,8 +485,7 @@ def _parts_in(d, scheme: dict, shape: tuple) -> dict:
     codes = (lo + codes % (hi - lo + 1)).astype(np.int8).reshape(shape)
     count = math.prod(_grid(shape, scheme))
     s = scale_bases(d, _scale_level_dtype(scheme))
-    scales = np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
-                       for _ in range(count)], dtype=np.float32)
+    scales = stored_scales(d, count, s, bytewise=bytewise)
     inputs = {"codes": codes, "scales": scales}
     if scheme.get("tensor") is not None and scheme.get("block") is not None:
         inputs["global"] = np.array([d.pick([1.0, 0.5, 2.0**-10, 1 / 3])], dtype=np.float32)
@@ -471,9 +501,10 @@ def _dequantize_of(d, scheme, inputs, dtype: str) -> FuzzCase:
     return FuzzCase("dequantize", {"scheme": scheme, "dtype": dtype}, inputs)
 
 
-def dequantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+def dequantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None, *,
+                  bytewise: bool = False) -> FuzzCase:
     """``dtype`` is the output's here (the codes are integers)."""
-    return _dequantize_of(d, scheme, _parts_in(d, scheme, shape), dtype)
+    return _dequantize_of(d, scheme, _parts_in(d, scheme, shape, bytewise=bytewise), dtype)
 
 
 def to_bytes_cases(d, profile) -> FuzzCase:
@@ -555,7 +586,9 @@ def scheme_info_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=No
 
 # op -> the rest of a case inside a scope (``conformance/fuzz/scope.py``), every op scope.SCOPED_OPS names
 SCOPED: dict[str, Callable] = {
-    "quantize_dynamic": quantize_dynamic_in, "quantize": quantize_in, "dequantize": dequantize_in,
+    # explicit and stored scales one byte each inside a scope (blocks of 16-128 make hundreds of scales)
+    "quantize_dynamic": quantize_dynamic_in, "quantize": functools.partial(quantize_in, bytewise=True),
+    "dequantize": functools.partial(dequantize_in, bytewise=True),
     "to_bytes": to_bytes_in, "from_bytes": from_bytes_in, "compute_range": compute_range_in,
     "compute_q_params": compute_q_params_in, "scheme_info": scheme_info_in,
 }
