@@ -126,23 +126,49 @@ def _format_specs(args, found) -> dict:
     return rows
 
 
+class _Timed:
+    """An in-process backend object whose ``run`` is timed (CPU seconds): what the backend's own answers cost."""
+
+    def __init__(self, obj):
+        self.obj, self.seconds = obj, 0.0
+
+    def hello(self):
+        return self.obj.hello()
+
+    def run(self, op, params, inputs):
+        start = time.process_time()
+        try:
+            return self.obj.run(op, params, inputs)
+        finally:
+            self.seconds += time.process_time() - start
+
+
+def _own() -> float:
+    """CPU seconds of this process alone (not of a backend child)."""
+    t = os.times()
+    return t.user + t.system
+
+
 def _fuzz_row(args, spec):
-    """(applicable cases, wall s, CPU s, statuses) of one --format row."""
-    start, used = time.perf_counter(), cpu()
-    backend = spec() if callable(spec) else None
-    f = engine.Fuzzer("format" if callable(spec) else spec, backend=backend, seed=args.seed, formats=[args.format])
+    """(applicable cases, wall s, CPU s, the fuzzer's own CPU s, report) of one --format row: the fuzzer's own is
+    the CPU time less the backend's answers (in process: its timed ``run``; a subprocess: its own process)."""
+    from conformance.backends.python import PythonBackend
+    start, used, own = time.perf_counter(), cpu(), _own()
+    timed = _Timed(spec().obj) if callable(spec) else None
+    f = engine.Fuzzer("format" if timed else spec, backend=PythonBackend(timed) if timed else None, seed=args.seed,
+                      formats=[args.format])
     report = f.run(cases=args.cases, shrink=False, log=lambda m: None)
     f.close()
-    took, spent = time.perf_counter() - start, cpu() - used
-    return report.cases - report.statuses.get("not applicable", 0), took, spent, report
+    took, spent, own = time.perf_counter() - start, cpu() - used, _own() - own - (timed.seconds if timed else 0)
+    return report.cases - report.statuses.get("not applicable", 0), took, spent, own, report
 
 
 def one_row(args) -> int:
     """One A/B measurement, printed as JSON (this process imports only ``--tree``'s code)."""
     import json
     found = [b for b in BINARIES if (args.binaries / b).exists()]
-    applied, took, spent, report = _fuzz_row(args, _format_specs(args, found)[args.row])
-    print(json.dumps({"applied": applied, "wall": took, "cpu": spent, "statuses": report.statuses}))
+    applied, took, spent, own, report = _fuzz_row(args, _format_specs(args, found)[args.row])
+    print(json.dumps({"applied": applied, "wall": took, "cpu": spent, "own": own, "statuses": report.statuses}))
     return 0
 
 
@@ -164,16 +190,18 @@ def ab(args) -> int:
                        "--binaries", str(args.binaries)]
                 out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=trees[side])
                 got[label, side].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"{'row (applicable cases/s)':<52} {'other wall':>10} {'this wall':>10} {'ratio':>6} "
-          f"{'other /CPU-s':>12} {'this /CPU-s':>12} {'ratio':>6}")
+    print("applicable cases per wall second, per CPU-second (backend included), per CPU-second of the fuzzer's "
+          "own (the backend's answers left out); median of the pairs; ratio = this / other")
+    print(f"{'row':<52} {'wall: other':>11} {'this':>6} {'ratio':>6} {'CPU: other':>10} {'this':>6} {'ratio':>6} "
+          f"{'own: other':>10} {'this':>6} {'ratio':>6}")
     for label in labels:
         med = {(side, kind): statistics.median(r["applied"] / r[kind] for r in got[label, side])
-               for side in trees for kind in ("wall", "cpu")}
+               for side in trees for kind in ("wall", "cpu", "own")}
         statuses = {json.dumps(r["statuses"], sort_keys=True) for side in trees for r in got[label, side]}
-        same = "same statuses" if len(statuses) == 1 else f"STATUSES DIFFER: {sorted(statuses)}"
-        print(f"{label:<52} {med['other', 'wall']:>10,.0f} {med['this', 'wall']:>10,.0f} "
-              f"{med['this', 'wall'] / med['other', 'wall']:>5.2f}x {med['other', 'cpu']:>12,.0f} "
-              f"{med['this', 'cpu']:>12,.0f} {med['this', 'cpu'] / med['other', 'cpu']:>5.2f}x  {same}")
+        same = "same statuses" if len(statuses) == 1 else f"statuses differ: {sorted(statuses)}"
+        cells = " ".join(f"{med['other', kind]:>10,.0f} {med['this', kind]:>6,.0f} "
+                         f"{med['this', kind] / med['other', kind]:>5.2f}x" for kind in ("wall", "cpu", "own"))
+        print(f"{label:<52} {cells}  {same}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 
@@ -183,7 +211,7 @@ def format_rows(args, found) -> int:
     capabilities, examples/format_backend.py; for q8_0 also examples/q8_0_backend.py, a codec of its own, which
     declines what it does not implement) and through the subprocess protocol (each burn binary, ``--format``)."""
     for label, spec in _format_specs(args, found).items():
-        applied, took, spent, report = _fuzz_row(args, spec)
+        applied, took, spent, _, report = _fuzz_row(args, spec)
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(report.statuses.items()))
         print(f"{label + ', applicable':<52} {rate(applied, took)} {rate(applied, spent)}  {statuses}; "
               f"{len(report.divergences)} classes")

@@ -208,14 +208,15 @@ def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, speci
     # A big-endian u16 per pair is (class byte << 8 | magnitude byte): masked, the pair's index in 0..8191.
     pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=">u2") & np.uint16(0x1FFF)
     t = _recipe_table(value, specials)
-    out = s * t.signed[pair]  # = (sign * s) * around: the sign is +-1, so both products round alike
+    out = t.signed[pair]  # a fresh array (a gather), scaled in place:
+    out *= s              # = (sign * s) * around: the sign is +-1, so both products round alike
     marked = np.flatnonzero(t.flags[pair])  # the few pairs that are not a plain multiple of s
     if marked.size:
         flags = t.flags[pair[marked]]
         fixed = marked[flags == _FIXED]
         out[fixed] = t.value[pair[fixed]]
     with np.errstate(over="ignore", invalid="ignore"):
-        x = out.astype(np.float32).astype(dtype)
+        x = out.astype(np.float32).astype(dtype, copy=False)  # f32 tensors: no second copy
         if marked.size:
             for flag, toward in ((_TIE_UP, np.inf), (_TIE_DOWN, -np.inf)):
                 tie = marked[flags == flag]
