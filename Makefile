@@ -7,7 +7,7 @@ PYTHON ?= python3
 # Python's bytecode cache on for everything make runs, whatever the environment says (some CI images set
 # PYTHONDONTWRITEBYTECODE): the tests start hundreds of Python processes (CLI runs, backends, pytest inside pytest),
 # and without the cache each one compiles every module again and has pytest rewrite its asserts again, about half
-# of such a process's CPU time (docs/performance.md, "CI time").
+# of such a process's CPU time (docs/burn-harness.md, "CI time").
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup run test checks test-python vectors-check docs-check errors-check upgrading-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench mutation clean
@@ -56,9 +56,10 @@ upgrading-check: setup
 recipe-check: setup
 	$(PY) scripts/readme_recipe.py
 
-## The qconform-protocol crate's tests, and examples/rust-backend (built on it) through the whole suite.
+## The qconform-protocol crate's tests, and examples/rust-backend (built on it) through the whole suite. `+`: cargo
+## takes its jobs from make's job slots when `test` runs the checks two at a time.
 rust-example: setup
-	bash scripts/rust-example.sh
+	+bash scripts/rust-example.sh
 
 ## Build the Rust harness on burn's crates (cargo targets cached outside the checkout): the CPU builds of
 ## 0.22.0-pre.3, 0.22.1 and 0.23.0-pre.1, and burn-wgpu's two shader routes (WGSL, SPIR-V) for 0.22.0-pre.3 and 0.22.1.
