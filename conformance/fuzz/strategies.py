@@ -908,9 +908,7 @@ def float_ops_cases(d, profile) -> FuzzCase:
     the others' order-dependent answers undefined, and the fuzzer skips those)."""
     scheme = _layout_scheme(d, profile)
     shape = tuple(n or 1 for n in _layout_shape(d, scheme))
-    # A two-level scheme whose per-tensor scale is not F32, quantized on burn-flex, holds its global as an f32 and
-    # fails only when written to bytes; the oracle dequantizes through bytes, so it is left out (not modelled).
-    if d.integer(0, 3) == 0 and scheme.get("tensor") in (None, "F32"):
+    if d.integer(0, 3) == 0:
         dtype = d.pick([t for t in ("f32", "f16", "bf16") if t in profile.input_dtypes] or ["f32"])
         inputs = {"x": tensors(d, shape, dtype=dtype, scale_dtype=_scale_level_dtype(scheme), value=scheme["value"])}
     else:
