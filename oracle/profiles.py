@@ -187,6 +187,20 @@ _WGPU_0_22_1 = _WGPU.with_(
     **_GPU_0_22_1,
 )
 
+# What fusion and autotune change (the `build` concern, and below it each behaviour they change), the same for both
+# releases' default builds until one of them differs.
+_FUSED = dict(fusion=True, autotune=True)
+
+# burn-wgpu 0.22.1 as its users build it (burn-wgpu's default features: fusion + autotune), WGSL on Mesa lavapipe: the
+# lean twin above with what fusion and autotune change, concern by concern (docs/findings.md, "burn-wgpu's default
+# build"). Each difference from the lean twin is one field below, or declared undefined where it is timing's.
+_WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
+    name="burn-0.22.1/wgpu-fused",
+    description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
+                "0.22.1 WGSL kernels, every op through burn-fusion's stream",
+    **_FUSED,
+)
+
 _VULKAN_0_22_1 = _VULKAN.with_(
     name="burn-0.22.1/vulkan",
     description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
@@ -196,6 +210,35 @@ _VULKAN_0_22_1 = _VULKAN.with_(
                      "cubecl.mode", "cubecl.block_divisibility"),
     dequantize_checks=("cubecl.packed_native",),
     **_GPU_0_22_1,
+)
+
+# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime derived from its 0.22.1
+# profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md).
+_GPU_0_23_0_PRE_1 = dict(
+    # host side, shared with every backend of the release (as in burn-0.23.0-pre.1/flex)
+    validates_data_length=True,
+    checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
+    declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
+    reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+)
+
+_WGPU_0_23_0_PRE_1 = _WGPU_0_22_1.with_(
+    name="burn-0.23.0-pre.1/wgpu",
+    description="burn-wgpu 0.23.0-pre.1, WGSL on Mesa lavapipe: the 0.22.1 WGSL kernels (cubecl 0.12)",
+    **_GPU_0_23_0_PRE_1,
+)
+
+_VULKAN_0_23_0_PRE_1 = _VULKAN_0_22_1.with_(
+    name="burn-0.23.0-pre.1/vulkan",
+    description="burn-wgpu 0.23.0-pre.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.1 SPIR-V kernels (cubecl 0.12)",
+    **_GPU_0_23_0_PRE_1,
+)
+
+_WGPU_0_23_0_PRE_1_FUSED = _WGPU_0_23_0_PRE_1.with_(
+    name="burn-0.23.0-pre.1/wgpu-fused",
+    description="burn-wgpu 0.23.0-pre.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the "
+                "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream",
+    **_FUSED,
 )
 
 # The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe
@@ -343,6 +386,8 @@ def _judged(p: Profile) -> Profile:
 
 PROFILES: dict[str, Profile] = {p.name: _judged(p) for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
                                                      _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
+                                                     _WGPU_0_22_1_FUSED, _WGPU_0_23_0_PRE_1, _VULKAN_0_23_0_PRE_1,
+                                                     _WGPU_0_23_0_PRE_1_FUSED,
                                                      _VULKAN_0_22_1, _CUBECL_0_22_1)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
@@ -375,3 +420,15 @@ def campaign_line(profile: str | Profile) -> str:
         return "campaign: none run"
     return f"campaign: {e.campaign.describe()}"
 
+
+
+def build_line(profile: str | Profile) -> str:
+    """The build configuration of burn a profile describes (and its evidence was run on), for ``qconform profiles``:
+    the harness's lean builds (``default-features = false``) or burn-wgpu's default features."""
+    prof = get_profile(profile)
+    if prof.fusion or prof.autotune:
+        on = ", ".join(f for f, set_ in (("fusion", prof.fusion), ("autotune", prof.autotune)) if set_)
+        return f"build: burn's default features ({on})"
+    if prof.kernel == "gpu":
+        return "build: lean, default-features = false (no fusion, no autotune)"
+    return "build: lean, default-features = false (scalar code, one thread; docs/burn-harness.md \"Build choices\")"

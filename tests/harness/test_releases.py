@@ -105,7 +105,9 @@ def row_problems(rows: list, manifests: dict) -> list[str]:
             missing = set(bins[binary].get("required-features", [])) - on
             if missing:
                 problems.append(f"{where}: {binary} needs features {sorted(missing)} the row does not turn on")
-            claimed = f"burn-{row.release}/{_backend((BURN / row.manifest).parent / bins[binary]['path'])}"
+            # target.rs's `profile`: a build with burn's `fusion` feature claims the fused variant of its backend.
+            fused = "-fused" if "fusion" in on else ""
+            claimed = f"burn-{row.release}/{_backend((BURN / row.manifest).parent / bins[binary]['path'])}{fused}"
             if claimed != profile:
                 problems.append(f"{where}: {binary} claims {claimed} in its handshake, the row says {profile}")
     return problems
@@ -151,6 +153,9 @@ def test_the_checks_see_a_missing_row_and_a_wrong_row():
     assert any("needs features" in p for p in row_problems([dataclasses.replace(wgpu, features=())], MANIFESTS))
     assert any("claims burn-0.22.1/wgpu" in p for p in row_problems(
         [dataclasses.replace(wgpu, profiles=("burn-0.22.1/vulkan",))], MANIFESTS))
+    fused = next(r for r in ROWS if "burn-0.22.1/wgpu-fused" in r.profiles)
+    assert any("claims burn-0.22.1/wgpu-fused" in p for p in row_problems(
+        [dataclasses.replace(fused, profiles=("burn-0.22.1/wgpu",))], MANIFESTS)), "a default build claims the fused profile"
 
 
 def test_release_features_are_named_by_exact_version_in_every_manifest():
@@ -174,7 +179,7 @@ def test_build_sh_names_builds_only_through_the_table():
     assert "releases.py" in script
     assert "qconform-burn-" not in script, "build.sh names a binary: add it to releases.toml instead"
     assert [releases.plan_line(r) for r in releases.select([], ROWS)] == [releases.plan_line(r) for r in ROWS if r.ci]
-    assert releases.select(["0.23"], ROWS) == [r for r in ROWS if r.release == "0.23.0-pre.1"]
+    assert releases.select(["0.23"], ROWS) == [r for r in ROWS if r.build == "0.23.0-pre.1"]
     with pytest.raises(ValueError, match="unknown build 'nope'"):
         releases.select(["nope"], ROWS)
 
