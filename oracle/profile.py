@@ -66,6 +66,15 @@ def _panic_code(default: str | None):
     return field(default=default, metadata={"check": check})
 
 
+def _panic_codes():
+    def check(name, v):
+        unknown = sorted(set(v) - set(CATALOGUE))
+        if isinstance(v, str) or unknown:
+            raise ProfileError(f"profile field {name!r}: {unknown or v!r} are not panic codes of oracle.errors.CATALOGUE")
+        return frozenset(v)
+    return field(default=frozenset(), metadata={"check": check})
+
+
 def _dims_limit(default: int | None = None):
     def check(name, v):
         if (v is not None or default is not None) and (type(v) is not int or v < 1):
@@ -292,6 +301,10 @@ class Profile:
     """Built with burn's ``fusion`` feature (burn-wgpu's default): every op goes through burn-fusion's stream and
     burn-cubecl-fusion's kernels, not straight to burn-cubecl. The lean builds (``default-features = false``) leave it
     off."""
+    stream_panics: frozenset[str] = _panic_codes()
+    """With ``fusion``: the panics of the ops burn-fusion queues on its stream (``B::quantize``'s launch checks, the
+    reductions), which surface at the read that needs the op's output (``fusion.deferred``) instead of at the call;
+    ``q_from_data``'s checks still run at the call."""
     autotune: bool = _flag()
     """Built with burn's ``autotune`` feature (burn-wgpu's default): alternative kernels are timed on first use and the
     fastest kept, so a result that depends on which one ran is timing-dependent (declared undefined, never fitted)."""
@@ -303,9 +316,12 @@ class Profile:
 
     def _check_name(self) -> None:
         named = _NAME.fullmatch(self.name)
-        backend = self.backend + ("-fused" if self.fusion else "")
-        if named is None or named["backend"] != backend:
-            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{backend}'")
+        # A fused build's name says so; a lean name may carry fusion only in `profiles --diff`'s one-field variants.
+        fused = self.backend + "-fused"
+        if named is None or named["backend"] not in (self.backend, fused) or (named["backend"] == fused
+                                                                              and not self.fusion):
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{self.backend}' "
+                               f"(or '/{fused}' with fusion)")
 
     def with_(self, **changes) -> Profile:
         return replace(self, **changes)
@@ -346,6 +362,6 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
                "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes"),
-    "build": ("fusion", "autotune"),
+    "build": ("fusion", "stream_panics", "autotune"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

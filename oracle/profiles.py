@@ -189,7 +189,14 @@ _WGPU_0_22_1 = _WGPU.with_(
 
 # What fusion and autotune change (the `build` concern, and below it each behaviour they change), the same for both
 # releases' default builds until one of them differs.
-_FUSED = dict(fusion=True, autotune=True)
+_FUSED = dict(
+    fusion=True,
+    # measured on the 0.22.1 fused WGSL build: B::quantize's launch checks and the reductions run on the stream
+    stream_panics=frozenset({"cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32",
+                             "cubecl.native_packing", "cubecl.native_sub_byte", "cubecl.packed_last_dim",
+                             "cubecl.tiling_rank", "cubecl.reduce_empty", "cubecl.scale_bindings"}),
+    autotune=True,
+)
 
 # burn-wgpu 0.22.1 as its users build it (burn-wgpu's default features: fusion + autotune), WGSL on Mesa lavapipe: the
 # lean twin above with what fusion and autotune change, concern by concern (docs/findings.md, "burn-wgpu's default
@@ -386,9 +393,9 @@ def _judged(p: Profile) -> Profile:
 
 PROFILES: dict[str, Profile] = {p.name: _judged(p) for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
                                                      _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
-                                                     _WGPU_0_22_1_FUSED, _WGPU_0_23_0_PRE_1, _VULKAN_0_23_0_PRE_1,
-                                                     _WGPU_0_23_0_PRE_1_FUSED,
-                                                     _VULKAN_0_22_1, _CUBECL_0_22_1)}
+                                                     _VULKAN_0_22_1, _CUBECL_0_22_1, _WGPU_0_22_1_FUSED,
+                                                     _WGPU_0_23_0_PRE_1, _VULKAN_0_23_0_PRE_1,
+                                                     _WGPU_0_23_0_PRE_1_FUSED)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 
