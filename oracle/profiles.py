@@ -375,6 +375,15 @@ EVIDENCE: dict[str, Evidence] = {
         Campaign(20261130, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run"),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
+    "burn-0.22.1/wgpu-fused": Evidence(
+        "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
+        "1525 vectors: 997 passed, 231 not applicable, 297 known divergences (2026-12-02, --strict-messages "
+        "--exact-burn; the unmodelled fusion classes: adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 "
+        "others; built in `make burn-all`, not in CI",
+        Campaign(20261202, None, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "02de996", 27,
+                 "600 cases of the mixed default stream (no shrinking): 389 passed, 184 not applicable, 27 diverging, "
+                 "the known fusion classes not modelled yet: not 20,000 cases per op"),
+        "docs/findings.md, burn-wgpu's default build"),
 }
 
 

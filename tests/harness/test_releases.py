@@ -114,11 +114,13 @@ def row_problems(rows: list, manifests: dict) -> list[str]:
 
 
 def profile_problems(rows: list, status: dict[str, str]) -> list[str]:
-    """Profiles a row claims that the oracle lacks, and profiles the oracle says were run that no CI build claims."""
+    """Profiles a row claims that the oracle lacks, and profiles the oracle says were run that no build reruns: a CI
+    row, or a row `make burn-all` builds (every row that runs on this machine: not CUDA), where CI's budget leaves a
+    build out (docs/burn-harness.md, "Measured")."""
     claimed = {p for r in rows for p in r.profiles}
-    built = {p for r in rows if r.ci for p in r.profiles}
+    built = {p for r in rows if r.ci or "cuda" not in r.features for p in r.profiles}
     problems = [f"a row claims {p}, which is not a profile of the oracle" for p in sorted(claimed - set(status))]
-    problems += [f"{name} is `{s}` but no CI row of releases.toml builds a binary claiming it"
+    problems += [f"{name} is `{s}` but no row of releases.toml that CI or `make burn-all` builds claims it"
                  for name, s in status.items() if s != "modelled" and name not in built]
     return problems
 
