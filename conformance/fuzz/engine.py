@@ -14,6 +14,7 @@ recorded are replayed under a ``ConjectureRunner`` and shrunk while the class st
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -43,6 +44,7 @@ from ..tags import data_tags, outcome_tags, structural_tags
 from ..outputs import OutputError, write_folder
 from ..vectors import Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
 from ..formats import formats_of
+from . import batched
 from .scope import scope_of
 from .strategies import DataDraw, FuzzCase, RandomDraw, scheme_obj, draw_case
 
@@ -72,6 +74,9 @@ class Divergence:
 
 
 BATCH = 64  # requests in flight through a backend with run_many
+# Cases drawn at once, whose expectations batched.py evaluates together where it can: the more cases of one
+# scheme in a stacked run, the fewer oracle runs per case (about 8 groups of params in a q8_0 draw).
+EXPECT_BATCH = 256
 FAULTS_SHOWN = 10  # faults listed one by one in the summary (all are counted)
 # A digest hashes only the dtype and shape of an output compared within a tolerance; contracts.TOLERANT_OPS names
 # the ops whose contracts can give one (qlayout's, for a chain holding a matmul, runs the oracle on its prefix).
@@ -81,7 +86,8 @@ class _Prefetched:
     """The runner's backend: answers a request whose reply already arrived in a batch, else asks the backend."""
 
     def __init__(self, backend):
-        self.backend, self.hello, self.waiting = backend, backend.hello, {}
+        self.backend, self.waiting = backend, {}
+        self.hello = dataclasses.replace(backend.hello, capabilities=_Remembered(backend.hello.capabilities))
 
     def run(self, op, params, inputs):
         outcome = self.waiting.pop(id(inputs), None)
@@ -89,6 +95,35 @@ class _Prefetched:
 
     def close(self):
         self.backend.close()
+
+
+class _Remembered:
+    """A backend's capabilities, whose answers about a case (``not_applicable``, ``formats_of``) are remembered
+    per op, params and the dtypes and shapes of its inputs: everything of a case but its values, which no
+    capability reads. The runner asks both of every case; fuzz cases of one format repeat those keys often."""
+
+    def __init__(self, capabilities):
+        self._caps, self._answers, self._last = capabilities, {}, (None, None)
+
+    def __getattr__(self, name):
+        return getattr(self._caps, name)
+
+    def _remembered(self, question: str, vector):
+        if self._last[0] is not vector:  # the runner asks both questions of one vector in a row: one key
+            self._last = (vector, (vector.op, repr(vector.params),
+                                   tuple((k, a.dtype.str, a.shape) for k, a in vector.inputs.items())))
+        key = (question, self._last[1])
+        if key not in self._answers:
+            if len(self._answers) > 1 << 16:  # a bound on memory in a long run
+                self._answers.clear()
+            self._answers[key] = getattr(self._caps, question)(vector)
+        return self._answers[key]
+
+    def not_applicable(self, vector) -> str | None:
+        return self._remembered("not_applicable", vector)
+
+    def formats_of(self, vector) -> list[str]:
+        return list(self._remembered("formats_of", vector))
 
 
 class Undefined(Exception):
@@ -122,6 +157,7 @@ class Fuzzer:
         # Draw inside what the backend declares (or the named formats): None keeps the default case stream.
         self.scope = scope_of(self._backend.hello.capabilities, self.formats, ops)
         self._aliased = expectations is not None and bool(expectations.entries)
+        self._ready: dict[int, dict] = {}  # id(case.inputs) -> its expectation from a batched run (batched.py)
 
     def close(self):
         self.runner.close()
@@ -137,9 +173,10 @@ class Fuzzer:
         ``canonical``: plain-JSON params and the content id (for writing it); the hot path skips both."""
         c = _as_case(case, canonical, aliased=self._aliased)
         expected = {}
+        ready = self._ready.pop(id(case.inputs), None) if profiles is None else None
         for p in profiles or [self.profile]:
             try:
-                expected[p] = Expected(**expect(c, p))
+                expected[p] = Expected(**(ready if ready is not None else expect(c, p)))
             except CaseError as e:
                 raise OracleCrash(str(e)) from None
             if expected[p].undefined is not None:
@@ -294,16 +331,27 @@ class Fuzzer:
     def _drawn(self, indices, seconds, start):
         """(index, case, choices) in order; for a backend that takes several requests in flight
         (``run_many``), a batch's requests go out together and the judge finds their answers waiting."""
-        batch_size = BATCH if hasattr(self._backend, "run_many") else 1
+        prefetch = hasattr(self._backend, "run_many")
         it = iter(indices)
         while seconds is None or time.monotonic() - start < seconds:
-            batch = [(i, *self.draw(i)) for i in itertools.islice(it, batch_size)]
-            if not batch:
+            drawn = [(i, *self.draw(i)) for i in itertools.islice(it, EXPECT_BATCH)]
+            if not drawn:
                 return
-            if batch_size > 1:
-                self._prefetch([case for _, case, _ in batch])
-            yield from batch
-            self.runner.backend.waiting.clear()
+            self._expect_batch([case for _, case, _ in drawn])
+            for first in range(0, len(drawn), BATCH):
+                batch = drawn[first:first + BATCH]
+                if prefetch:
+                    self._prefetch([case for _, case, _ in batch])
+                yield from batch
+                self.runner.backend.waiting.clear()
+            self._ready.clear()
+
+    def _expect_batch(self, cases: list[FuzzCase]) -> None:
+        """The judged profile's expectations of the cases that ``batched`` evaluates together (the rest are
+        evaluated one by one when judged)."""
+        with np.errstate(all="ignore"):
+            found = batched.expectations(cases, self.profile, lambda c: _as_case(c, False, aliased=self._aliased))
+        self._ready.update({id(c.inputs): e for c, e in zip(cases, found) if e is not None})
 
     def _prefetch(self, cases: list[FuzzCase]) -> None:
         caps = self._backend.hello.capabilities

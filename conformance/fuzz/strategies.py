@@ -205,34 +205,39 @@ def _rare_value(c: int, sign: np.ndarray, half: np.ndarray, s: float) -> np.ndar
 
 def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
     """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
-    raw = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=np.uint8).reshape(n, 2)
-    pair = (raw[:, 0] & 31).astype(np.intp) << 8 | raw[:, 1]  # the recipe pair as one index in 0..8191
+    # A big-endian u16 per pair is (class byte << 8 | magnitude byte): masked, the pair's index in 0..8191.
+    pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=">u2") & np.uint16(0x1FFF)
     t = _recipe_table(value, specials)
-    out = (t.sign[raw[:, 1]] * s) * t.around[pair]
-    fixed = t.fixed[pair]
-    if fixed.any():
+    out = t.signed[pair]  # a fresh array (a gather), scaled in place:
+    out *= s              # = (sign * s) * around: the sign is +-1, so both products round alike
+    marked = np.flatnonzero(t.flags[pair])  # the few pairs that are not a plain multiple of s
+    if marked.size:
+        flags = t.flags[pair[marked]]
+        fixed = marked[flags == _FIXED]
         out[fixed] = t.value[pair[fixed]]
-    cls = t.cls[pair]
     with np.errstate(over="ignore", invalid="ignore"):
-        x = out.astype(np.float32).astype(dtype)
-        for c, toward in ((TIE_UP, np.inf), (TIE_DOWN, -np.inf)):
-            mask = cls == c
-            if mask.any():  # a tie's neighbour in the tensor's own dtype
-                x[mask] = np.nextafter(x[mask], np.array(toward, dtype))
+        x = out.astype(np.float32).astype(dtype, copy=False)  # f32 tensors: no second copy
+        if marked.size:
+            for flag, toward in ((_TIE_UP, np.inf), (_TIE_DOWN, -np.inf)):
+                tie = marked[flags == flag]
+                if tie.size:  # a tie's neighbour in the tensor's own dtype
+                    x[tie] = np.nextafter(x[tie], np.array(toward, dtype))
     return x
+
+
+_FIXED, _TIE_UP, _TIE_DOWN = 1, 2, 3  # _RecipeTable.flags
 
 
 @dataclass(frozen=True)
 class _RecipeTable:
     """Every recipe pair's value worked out once per (value, specials), so a tensor is a few table lookups:
-    ``sign[mag] * s * around[pair]``, except where ``fixed[pair]`` (a class whose value does not scale with
-    ``s``: signed zero, subnormal, extreme, inf, NaN), which is ``value[pair]``. The arithmetic is the
+    ``s * signed[pair]`` (``signed`` = ``sign[mag] * around``), except where ``flags[pair]`` is ``_FIXED`` (a
+    class whose value does not scale with ``s``: signed zero, subnormal, extreme, inf, NaN), which is
+    ``value[pair]``, and a tie's neighbour where it is ``_TIE_UP``/``_TIE_DOWN``. The arithmetic is the
     per-class formula above (``_K``, ``_HALF``, ...), elementwise in f64, so the values are the same bits."""
-    sign: np.ndarray
-    around: np.ndarray
-    fixed: np.ndarray
+    signed: np.ndarray
+    flags: np.ndarray
     value: np.ndarray
-    cls: np.ndarray
 
 
 _TABLES: dict[tuple[str, bool], _RecipeTable] = {}
@@ -263,8 +268,10 @@ def _build_recipe_table(value: str, specials: bool) -> _RecipeTable:
             around[mask] = np.exp2(half[mask] % 64 if c == HUGE else -(half[mask] % 64))
         else:
             values[mask] = _rare_value(c, sign[mask], half[mask], 1.0)
-    fixed = np.isin(cls, [c for c in _RARE if c not in (HUGE, TINY)])
-    return _RecipeTable(sign[:256].copy(), around, fixed, values, cls)
+    flags = np.zeros(cls.shape, dtype=np.uint8)
+    flags[np.isin(cls, [c for c in _RARE if c not in (HUGE, TINY)])] = _FIXED
+    flags[cls == TIE_UP], flags[cls == TIE_DOWN] = _TIE_UP, _TIE_DOWN
+    return _RecipeTable(sign * around, flags, values)
 
 
 def tensors(d, shape: tuple, *, dtype="f32", scale_dtype: str | None = None, value: str = "Q8S",
@@ -288,8 +295,7 @@ def float_dtypes(d, profile) -> str:
 
 def scale_values(d, count: int, s: float) -> np.ndarray:
     """Explicit scales: ``s * 2^j`` on the grid, one in 6 replaced by a value burn's guards must handle."""
-    odd = [0.0, -0.0, -s, float("nan"), float("inf"), 2.0**-149, float(np.finfo(np.float32).tiny),
-           float(np.finfo(np.float32).max), 1 / 3, -float("inf")]
+    odd = _odd_scales(s)
     out = []
     for _ in range(count):
         if d.pick([False] * 5 + [True]):
@@ -297,6 +303,36 @@ def scale_values(d, count: int, s: float) -> np.ndarray:
         else:
             out.append(s * 2.0 ** d.integer(-2, 2))
     return np.array(out, dtype=np.float32)
+
+
+def _odd_scales(s: float) -> list[float]:
+    return [0.0, -0.0, -s, float("nan"), float("inf"), 2.0**-149, float(np.finfo(np.float32).tiny),
+            float(np.finfo(np.float32).max), 1 / 3, -float("inf")]
+
+
+# A scale byte's power of two (0 first: the byte the shrinker reaches, 0, is the plain scale).
+_EXPONENTS = np.array([0, -1, 1, -2, 2], dtype=np.float64)
+
+
+def scale_values_bytewise(d, count: int, s: float) -> np.ndarray:
+    """:func:`scale_values`' kinds from one recorded byte per scale (a few numpy calls instead of two choices
+    per scale): ``s * 2^j`` (j in -2..2), about one in 6 replaced by a value burn's guards must handle. Drawn
+    inside a scope; the default stream keeps :func:`scale_values` (its seeds draw the cases they always did)."""
+    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
+    out = s * np.exp2(_EXPONENTS[b // 6 % 5])
+    replaced = b % 6 == 5
+    out[replaced] = np.array(_odd_scales(s))[b[replaced] // 6 % 10]
+    return out.astype(np.float32)
+
+
+def stored_scales(d, count: int, s: float, *, bytewise: bool = False) -> np.ndarray:
+    """Stored scales on the grid, one in 10 zero: ``s * 2^j`` (j in -2..2); ``bytewise`` as in
+    :func:`scale_values_bytewise`."""
+    if not bytewise:
+        return np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
+                         for _ in range(count)], dtype=np.float32)
+    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
+    return np.where(b % 10 == 9, 0.0, s * np.exp2(_EXPONENTS[b // 10 % 5])).astype(np.float32)
 
 
 # ---- one strategy per op ------------------------------------------------------------------------------------
@@ -398,15 +434,17 @@ def quantize_cases(d, profile) -> FuzzCase:
     return quantize_in(d, profile, scheme, shape, float_dtypes(d, profile))
 
 
-def quantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
-    """``floats``: how the scales' float dtype is drawn (default: mostly one the profile takes)."""
+def quantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None, *,
+                bytewise: bool = False) -> FuzzCase:
+    """``floats``: how the scales' float dtype is drawn (default: mostly one the profile takes); ``bytewise``:
+    the scales from one byte each (:func:`scale_values_bytewise`, inside a scope)."""
     level_dtype = _scale_level_dtype(scheme)
     s = scale_bases(d, level_dtype)
     x = tensors(d, shape, dtype=dtype, scale_dtype=level_dtype, value=scheme["value"])
     grid = _grid(shape, scheme)
     count = math.prod(grid)
     wrong = d.pick([0] * 11 + [1, -1])
-    scales = scale_values(d, max(0, count + wrong), s)
+    scales = (scale_values_bytewise if bytewise else scale_values)(d, max(0, count + wrong), s)
     scales = scales.reshape(grid) if wrong == 0 and d.integer(0, 1) else scales
     scales = scales.astype(FLOATS[(floats or _profile_floats(profile))(d)])
     inputs = {"x": x, "scales": scales}
@@ -440,7 +478,7 @@ def _parts(d, profile, *, whole_blocks: bool = True):
     return scheme, shape, _parts_in(d, scheme, shape)
 
 
-def _parts_in(d, scheme: dict, shape: tuple) -> dict:
+def _parts_in(d, scheme: dict, shape: tuple, *, bytewise: bool = False) -> dict:
     lo, hi = _code_range(scheme["value"])
     n = math.prod(shape)
     raw = d.bytes(0, n)
@@ -448,8 +486,7 @@ def _parts_in(d, scheme: dict, shape: tuple) -> dict:
     codes = (lo + codes % (hi - lo + 1)).astype(np.int8).reshape(shape)
     count = math.prod(_grid(shape, scheme))
     s = scale_bases(d, _scale_level_dtype(scheme))
-    scales = np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
-                       for _ in range(count)], dtype=np.float32)
+    scales = stored_scales(d, count, s, bytewise=bytewise)
     inputs = {"codes": codes, "scales": scales}
     if scheme.get("tensor") is not None and scheme.get("block") is not None:
         inputs["global"] = np.array([d.pick([1.0, 0.5, 2.0**-10, 1 / 3])], dtype=np.float32)
@@ -465,9 +502,10 @@ def _dequantize_of(d, scheme, inputs, dtype: str) -> FuzzCase:
     return FuzzCase("dequantize", {"scheme": scheme, "dtype": dtype}, inputs)
 
 
-def dequantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None) -> FuzzCase:
+def dequantize_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=None, *,
+                  bytewise: bool = False) -> FuzzCase:
     """``dtype`` is the output's here (the codes are integers)."""
-    return _dequantize_of(d, scheme, _parts_in(d, scheme, shape), dtype)
+    return _dequantize_of(d, scheme, _parts_in(d, scheme, shape, bytewise=bytewise), dtype)
 
 
 def to_bytes_cases(d, profile) -> FuzzCase:
@@ -549,7 +587,9 @@ def scheme_info_in(d, profile, scheme: dict, shape: tuple, dtype: str, floats=No
 
 # op -> the rest of a case inside a scope (``conformance/fuzz/scope.py``), every op scope.SCOPED_OPS names
 SCOPED: dict[str, Callable] = {
-    "quantize_dynamic": quantize_dynamic_in, "quantize": quantize_in, "dequantize": dequantize_in,
+    # explicit and stored scales one byte each inside a scope (blocks of 16-128 make hundreds of scales)
+    "quantize_dynamic": quantize_dynamic_in, "quantize": functools.partial(quantize_in, bytewise=True),
+    "dequantize": functools.partial(dequantize_in, bytewise=True),
     "to_bytes": to_bytes_in, "from_bytes": from_bytes_in, "compute_range": compute_range_in,
     "compute_q_params": compute_q_params_in, "scheme_info": scheme_info_in,
 }

@@ -1,0 +1,144 @@
+"""Batched evaluation: the expectations of many fuzz cases of one scheme from one oracle run.
+
+An evaluation strategy of the same spec, not a second model: the oracle's cost is per numpy call, not per
+element (docs/performance.md), so cases whose blocks are independent of each other are evaluated together, by
+the oracle itself (``generate.expect``), on one tensor made of all their blocks, and the answer is split back.
+
+It applies where that is the same arithmetic block by block: ``quantize_dynamic``, ``quantize`` and
+``dequantize`` of a one-level scheme whose blocks are 1-D along the last dim (``B`` long), on a CPU kernel
+profile, for a non-empty tensor with (``quantize``, ``dequantize``) exactly one scale per block. Such a tensor
+viewed as rows (``(rows, L)``: ``L = B`` when its last dim is a whole number of blocks, else ``L`` = the last dim,
+partial block included) has the same blocks in the same order, so every stage of every block is computed from
+the same values by the same steps; the stacked rows of a group (same op, params, ``L`` and dtypes) are one such
+tensor. Anything else, and any group whose stacked run panics (a panic's message is the case's own: the per-case
+oracle decides it), is evaluated case by case: the per-case oracle stays the reference, and
+``tests/suite/test_fuzz_batched.py`` compares the two, bit patterns, shapes, dtypes and errors, over thousands of
+drawn cases of every named format and op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from oracle import Stages
+from oracle.profiles import get_profile
+from oracle.scheme import QuantScheme
+
+from ..cases import Case
+from ..contracts import contracts
+from ..generate import CaseError, expect
+
+OPS = ("quantize_dynamic", "quantize", "dequantize")
+_MAIN = {"quantize_dynamic": "x", "quantize": "x", "dequantize": "codes"}
+_ALLOWED_INPUTS = {"quantize_dynamic": {"x"}, "quantize": {"x", "scales"}, "dequantize": {"codes", "scales"}}
+
+
+def stack_rows(case, profile: str) -> tuple[int, int] | None:
+    """``(B, L)`` when ``case`` can be evaluated stacked with others of its scheme, else None: its blocks are
+    ``B`` long along the last dim, and its tensor is stacked as rows of ``L`` elements (one block when the last
+    dim is a whole number of blocks, else the whole last dim, partial block included)."""
+    if case.op not in OPS or set(case.inputs) != _ALLOWED_INPUTS[case.op] or "scheme" not in case.params:
+        return None
+    if get_profile(profile).kernel != "cpu":
+        return None
+    try:
+        scheme = QuantScheme.from_json(case.params["scheme"])
+    except ValueError:
+        return None
+    size = scheme.block_size()
+    if size is None or len(size.dims) != 1 or size.dims[0] < 2 or scheme.num_levels() != 1:
+        return None
+    b = size.dims[0]
+    main = case.inputs[_MAIN[case.op]]
+    if main.ndim == 0 or main.size == 0:
+        return None
+    row = b if main.shape[-1] % b == 0 else main.shape[-1]
+    if "scales" in case.inputs and case.inputs["scales"].size != main.size // row * -(-row // b):
+        return None
+    return b, row
+
+
+def group_key(case, b: int, row: int) -> tuple:
+    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes.
+    Params by ``repr`` (a fifth of ``json.dumps``' cost): equal reprs are equal JSON params; equal params built in
+    another key order only make two groups."""
+    dtypes = tuple((k, case.inputs[k].dtype.str) for k in sorted(case.inputs))
+    return case.op, b, row, repr(case.params), dtypes
+
+
+def expectations(cases: list, profile: str, as_case) -> list[dict | None]:
+    """Per case, ``generate.expect``'s answer computed in a stacked run, or None where the case must be evaluated
+    on its own (``as_case`` turns a fuzz case into the ``Case`` that ``expect`` takes)."""
+    out: list[dict | None] = [None] * len(cases)
+    groups: dict[tuple, list[int]] = {}
+    for i, case in enumerate(cases):
+        shape = stack_rows(case, profile)
+        if shape is not None:
+            groups.setdefault(group_key(case, *shape), []).append(i)
+    for (op, b, row, _, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        split = _stacked([cases[i] for i in members], op, b, row, profile, as_case)
+        if split is not None:
+            for i, e in zip(members, split):
+                out[i] = e
+    return out
+
+
+def _stacked(group: list, op: str, b: int, row: int, profile: str, as_case) -> list[dict] | None:
+    main = _MAIN[op]
+    inputs = {main: np.concatenate([c.inputs[main].reshape(-1, row) for c in group])}
+    if "scales" in group[0].inputs:
+        inputs["scales"] = np.concatenate([c.inputs["scales"].reshape(-1) for c in group])
+    try:
+        whole = expect(Case(f"{op}/fuzz/batch", op, group[0].params, inputs, reason="fuzz"), profile)
+    except CaseError:
+        return None  # the oracle itself failed: each case's own run reports it, as the case it is
+    if "outputs" not in whole or whole["values"]:
+        return None  # a panic or undefined behaviour: each case's own run says which, with its own message
+    rows = Rows(row, -(-row // b), len(inputs[main]))
+    bounds = np.cumsum([0] + [c.inputs[main].size // row for c in group])
+    answers = []
+    for case, lo, hi in zip(group, bounds[:-1], bounds[1:]):
+        shape = case.inputs[main].shape
+        outputs = {name: rows.part(a, lo, hi, shape) for name, a in whole["outputs"].items()}
+        stages = _stages(whole["stages"], rows, lo, hi, shape)
+        if any(v is None for v in outputs.values()) or stages is None:
+            return None
+        answers.append({"outputs": outputs, "values": {}, "compare": contracts(as_case(case), profile),
+                        "stages": stages})
+    return answers
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The stacked tensor: ``count`` rows of ``length`` elements, ``blocks`` blocks each."""
+    length: int
+    blocks: int
+    count: int
+
+    def part(self, a: np.ndarray, lo: int, hi: int, shape: tuple) -> np.ndarray | None:
+        """Rows ``lo..hi`` of a stacked array, in the shape the case's own run gives it: per element
+        (``(count, length)``) the case's tensor shape, per block as a grid (``(count, blocks)``) the case's block
+        grid, per block flat (``(count * blocks,)``) flat. Any other shape is not known to split: None."""
+        if a.ndim == 2 and a.shape == (self.count, self.length):
+            return np.ascontiguousarray(a[lo:hi].reshape(shape))
+        if a.ndim == 2 and a.shape == (self.count, self.blocks):
+            return np.ascontiguousarray(a[lo:hi].reshape(shape[:-1] + (-1,)))
+        if a.ndim == 1 and a.shape[0] == self.count * self.blocks:
+            return a[lo * self.blocks:hi * self.blocks].copy()
+        return None
+
+
+def _stages(whole: Stages, rows: Rows, lo: int, hi: int, shape: tuple) -> Stages | None:
+    parts = {}
+    for name, a in vars(whole).items():
+        if a is None:
+            continue
+        part = rows.part(np.asarray(a), lo, hi, shape)
+        if part is None:
+            return None
+        parts[name] = part
+    return Stages(**parts)
