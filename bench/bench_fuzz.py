@@ -127,10 +127,13 @@ def _format_specs(args, found) -> dict:
 
 
 class _Timed:
-    """An in-process backend object whose ``run`` is timed (CPU seconds): what the backend's own answers cost."""
+    """An in-process backend object whose ``run`` (and ``run_many``, where it has one) is timed (CPU seconds):
+    what the backend's own answers cost."""
 
     def __init__(self, obj):
         self.obj, self.seconds = obj, 0.0
+        if callable(getattr(obj, "run_many", None)):
+            self.run_many = self._run_many
 
     def hello(self):
         return self.obj.hello()
@@ -139,6 +142,13 @@ class _Timed:
         start = time.process_time()
         try:
             return self.obj.run(op, params, inputs)
+        finally:
+            self.seconds += time.process_time() - start
+
+    def _run_many(self, requests):
+        start = time.process_time()
+        try:
+            return self.obj.run_many(requests)
         finally:
             self.seconds += time.process_time() - start
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import os
 import shlex
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .arguments import count, port, seconds
 from .outputs import WRITE_FAILED, OutputError, check_file, check_folder, write_file, write_folder
 from .terminal import one_line, safe
 
@@ -126,40 +126,6 @@ def _main(argv: list[str] | None) -> int:
 
 
 # ---- argument types: a bad value is argparse's usage error (exit 2), never blamed on the backend ---------
-
-def seconds(text: str) -> float:
-    """A duration: a finite number of seconds above 0 (0, negative, NaN or infinite would make every wait
-    either fail at once or never end)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
-    return value
-
-
-def count(text: str) -> int:
-    """A count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
-
-def port(text: str) -> int:
-    """A TCP port: 0 (any free one) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text!r}")
-    return value
-
 
 def _server_limits(p):
     """One option per field of server.Limits (docs/reliability.md lists them with their defaults)."""

@@ -253,6 +253,8 @@ def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | N
                 "text": f"output {name!r}: expected {_shape_dtype(want)}, got {_shape_dtype(got)}"}
     if contract and contract.get("kind") == "allclose":
         return _diff_allclose(name, want, got, contract, vector)
+    if want.tobytes() == got.tobytes():  # the same bytes are the same bit patterns: the common case, one C call
+        return None
     bad = tensorio.bits(want) != tensorio.bits(got)
     if want.dtype.kind == "f" or tensorio.dtype_name(want) == "BF16":
         bad &= ~(np.isnan(want) & np.isnan(got))  # any NaN equals any NaN

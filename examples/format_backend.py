@@ -16,6 +16,7 @@ import functools
 
 from conformance.backends.oracle import run_oracle
 from conformance.formats import FORMATS, Format
+from conformance.fuzz import batched
 from conformance.protocol import BackendError, Error, Fault
 from oracle.vocabulary import level
 
@@ -37,12 +38,28 @@ class FormatBackend:
                                  "scale_dtypes": dtypes, "input_dtypes": ["f32"], "output_dtypes": ["f32"]}}
 
     def run(self, op, params, inputs):
+        return _raised(self._answer(op, params, inputs))
+
+    def run_many(self, requests):
+        """The answers of ``(op, params, inputs)`` requests, each what ``run`` returns or raises (an exception is
+        returned in its place): requests of one scheme and block length are answered by one oracle run over
+        their stacked blocks (conformance/fuzz/batched.py), the rest one by one."""
+        found = batched.answers(requests, self.profile)
+        return [self._answer(*r) if f is None else f for r, f in zip(requests, found)]
+
+    def _answer(self, op, params, inputs):
         out = run_oracle(op, params, inputs, self.profile)
         if isinstance(out, Error):
-            raise BackendError(out.code, out.message)
+            return BackendError(out.code, out.message)
         if isinstance(out, Fault):
-            raise RuntimeError(out.detail)
+            return RuntimeError(out.detail)
         return {**out.outputs, **out.values}
+
+
+def _raised(answer):
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
 
 
 for _name in FORMATS:  # python:examples.format_backend:q8_0, ...:int8_per_row

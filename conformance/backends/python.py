@@ -2,7 +2,9 @@
 
 Arrays pass both ways without copies (inputs are the read-only views the vector loader made). What the object
 returns is still validated like a wire reply, and anything it raises other than a burn error becomes a
-``crashed`` fault for that vector, so one bad vector never stops the run.
+``crashed`` fault for that vector, so one bad vector never stops the run. An object may also have
+``run_many(requests)`` (answers of several requests at once, e.g. in one vectorised pass); the fuzzer then hands it
+its batches, and each reply is judged as ``run``'s would be.
 """
 
 from __future__ import annotations
@@ -39,10 +41,30 @@ class PythonBackend:
             raise BackendStartError(f"{label}: bad handshake: {e}") from None
         except Exception as e:  # noqa: BLE001 - any failure of foreign code is a start error
             raise BackendStartError(f"{label}: hello() raised {type(e).__name__}: {e}") from None
+        if callable(getattr(obj, "run_many", None)):  # only then: the fuzzer batches requests to who has it
+            self.run_many = self._run_many
 
     def run(self, op, params, inputs):
+        return self._outcome(lambda: self.obj.run(op, params, inputs))
+
+    def _run_many(self, requests):
+        """Outcomes of ``(op, params, inputs)`` requests, from the object's optional ``run_many``: a list with
+        one reply per request, each what ``run`` would return or the exception it would raise (returned, not
+        raised). Judged exactly as ``run``'s, one by one; if ``run_many`` itself raises or answers the wrong
+        number of replies, each request is run alone, so that a fault is the fault of the request that makes it."""
+        requests = list(requests)
         try:
-            out = self.obj.run(op, params, inputs)
+            replies = list(self.obj.run_many(requests))
+        except Exception:  # noqa: BLE001 - isolation boundary: which request failed is found one by one
+            replies = None
+        if replies is None or len(replies) != len(requests):
+            return [self.run(*r) for r in requests]
+        return [self._outcome(lambda reply=reply: _raised(reply)) for reply in replies]
+
+    def _outcome(self, answer):
+        """The outcome of calling ``answer()``: its reply validated, or what it raised as an error or fault."""
+        try:
+            out = answer()
         except BackendError as e:
             return Error(e.code, e.message, e.panic)
         except Unsupported as e:
@@ -60,6 +82,13 @@ class PythonBackend:
         close = getattr(self.obj, "close", None)
         if callable(close):
             close()
+
+
+def _raised(reply):
+    """A ``run_many`` reply as ``run`` gives it: an exception instance stands for the exception raised."""
+    if isinstance(reply, BaseException):
+        raise reply
+    return reply
 
 
 def python_backend(target: str) -> PythonBackend:

@@ -26,9 +26,11 @@ from oracle import Stages
 from oracle.profiles import get_profile
 from oracle.scheme import QuantScheme
 
+from ..backends.oracle import run_oracle
 from ..cases import Case
 from ..contracts import contracts
 from ..generate import CaseError, expect
+from ..protocol import Result
 
 OPS = ("quantize_dynamic", "quantize", "dequantize")
 _MAIN = {"quantize_dynamic": "x", "quantize": "x", "dequantize": "codes"}
@@ -71,7 +73,29 @@ def group_key(case, b: int, row: int) -> tuple:
 def expectations(cases: list, profile: str, as_case) -> list[dict | None]:
     """Per case, ``generate.expect``'s answer computed in a stacked run, or None where the case must be evaluated
     on its own (``as_case`` turns a fuzz case into the ``Case`` that ``expect`` takes)."""
-    out: list[dict | None] = [None] * len(cases)
+    def expectation(case, outputs, stages):
+        return {"outputs": outputs, "values": {}, "compare": contracts(as_case(case), profile), "stages": stages}
+    return _batched(cases, profile, expectation, with_stages=True)
+
+
+def answers(requests: list, profile: str) -> list[dict | None]:
+    """Per ``(op, params, inputs)`` request, the oracle's outputs (what ``run_oracle`` returns for it alone)
+    computed in a stacked run, or None where the request must be run on its own: the same grouping and split
+    as ``expectations``, without the stages (a backend's ``run_many`` answers with outputs only)."""
+    cases = [Request(*r) for r in requests]
+    return _batched(cases, profile, lambda case, outputs, stages: outputs, with_stages=False)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A backend request seen as a case (what ``stack_rows`` reads of one)."""
+    op: str
+    params: dict
+    inputs: dict
+
+
+def _batched(cases: list, profile: str, answer, with_stages: bool) -> list:
+    out: list = [None] * len(cases)
     groups: dict[tuple, list[int]] = {}
     for i, case in enumerate(cases):
         shape = stack_rows(case, profile)
@@ -80,36 +104,51 @@ def expectations(cases: list, profile: str, as_case) -> list[dict | None]:
     for (op, b, row, _, _), members in groups.items():
         if len(members) < 2:
             continue
-        split = _stacked([cases[i] for i in members], op, b, row, profile, as_case)
+        split = _stacked([cases[i] for i in members], op, b, row, profile, with_stages)
         if split is not None:
-            for i, e in zip(members, split):
-                out[i] = e
+            for i, (outputs, stages) in zip(members, split):
+                out[i] = answer(cases[i], outputs, stages)
     return out
 
 
-def _stacked(group: list, op: str, b: int, row: int, profile: str, as_case) -> list[dict] | None:
+def _stacked(group: list, op: str, b: int, row: int, profile: str, with_stages: bool) -> list[tuple] | None:
+    """Per case of ``group``, ``(outputs, stages)`` split from one oracle run on their stacked rows (``stages``
+    None unless ``with_stages``), or None when the stacked run does not give data for all of them."""
     main = _MAIN[op]
     inputs = {main: np.concatenate([c.inputs[main].reshape(-1, row) for c in group])}
     if "scales" in group[0].inputs:
         inputs["scales"] = np.concatenate([c.inputs["scales"].reshape(-1) for c in group])
-    try:
-        whole = expect(Case(f"{op}/fuzz/batch", op, group[0].params, inputs, reason="fuzz"), profile)
-    except CaseError:
-        return None  # the oracle itself failed: each case's own run reports it, as the case it is
-    if "outputs" not in whole or whole["values"]:
+    whole = _run(Case(f"{op}/fuzz/batch", op, group[0].params, inputs, reason="fuzz"), profile, with_stages)
+    if whole is None or "outputs" not in whole or whole["values"]:
         return None  # a panic or undefined behaviour: each case's own run says which, with its own message
     rows = Rows(row, -(-row // b), len(inputs[main]))
     bounds = np.cumsum([0] + [c.inputs[main].size // row for c in group])
-    answers = []
+    split = []
     for case, lo, hi in zip(group, bounds[:-1], bounds[1:]):
         shape = case.inputs[main].shape
         outputs = {name: rows.part(a, lo, hi, shape) for name, a in whole["outputs"].items()}
-        stages = _stages(whole["stages"], rows, lo, hi, shape)
-        if any(v is None for v in outputs.values()) or stages is None:
+        stages = _stages(whole["stages"], rows, lo, hi, shape) if with_stages else None
+        if any(v is None for v in outputs.values()) or (with_stages and stages is None):
             return None
-        answers.append({"outputs": outputs, "values": {}, "compare": contracts(as_case(case), profile),
-                        "stages": stages})
-    return answers
+        split.append((outputs, stages))
+    return split
+
+
+def _run(case: Case, profile: str, with_stages: bool) -> dict | None:
+    """The oracle on the stacked case: ``expect``'s answer (stages recorded), or just its outputs and values;
+    None when the oracle itself failed (each case's own run reports it, as the case it is)."""
+    if with_stages:
+        try:
+            return expect(case, profile)
+        except CaseError:
+            return None
+    try:
+        split = run_oracle(case.op, case.params, case.inputs, profile)
+    except Exception:  # noqa: BLE001 - as for expect: the cases' own runs report the oracle's failure
+        return None
+    if not isinstance(split, Result):
+        return None
+    return {"outputs": dict(split.outputs), "values": split.values}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ interrupted by signal N (130 Ctrl-C, 143 SIGTERM: the summary and repro suites o
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import sys
@@ -22,6 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..arguments import count, seconds
 from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
 from ..terminal import safe
@@ -29,20 +29,6 @@ from ..terminal import safe
 DEFAULT_OUT = Path("out/fuzz")
 """Where minimal repro suites go unless ``--out`` says: under ``out/``, which git ignores, so a fuzz run in a
 checkout leaves nothing to commit by accident."""
-
-
-def _positive(kind):
-    """An argparse type: a finite number above 0 (a timeout of 0, -1 or NaN is a mistake, not a backend's fault)."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
-        return value
-    parse.__name__ = f"positive {kind.__name__}"
-    return parse
 
 
 @contextmanager
@@ -84,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--expectations", metavar="TOML", help="known failures and skips (like qconform run), "
                     "matched against each case's alias op/value[-store]/level/fuzz")
     budget = ap.add_mutually_exclusive_group()
-    budget.add_argument("--cases", type=_positive(int), help="number of cases (default 2000)")
-    budget.add_argument("--time", type=_positive(float), metavar="SECONDS", help="fuzz for this long")
+    budget.add_argument("--cases", type=count, help="number of cases (default 2000)")
+    budget.add_argument("--time", type=seconds, metavar="SECONDS", help="fuzz for this long")
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
-    ap.add_argument("--timeout", type=_positive(float), default=30.0, help="per-case backend timeout (s)")
-    ap.add_argument("--jobs", type=_positive(int), default=1, metavar="N", help="judge cases in N worker processes, each "
+    ap.add_argument("--timeout", type=seconds, default=30.0, help="per-case backend timeout (s)")
+    ap.add_argument("--jobs", type=count, default=1, metavar="N", help="judge cases in N worker processes, each "
                     "with its own backend (same cases, same report; default 1)")
     ap.add_argument("--digest", action="store_true", help="hash every outcome into a chain (no oracle, no "
                     "storage); with --against, compare and bisect to the first differing case")

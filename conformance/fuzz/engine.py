@@ -354,7 +354,7 @@ class Fuzzer:
         self._ready.update({id(c.inputs): e for c, e in zip(cases, found) if e is not None})
 
     def _prefetch(self, cases: list[FuzzCase]) -> None:
-        caps = self._backend.hello.capabilities
+        caps = self.runner.backend.hello.capabilities  # the remembered answers, which the runner asks again
         wanted = [c for c in cases if caps.not_applicable(_as_case(c, False)) is None]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -113,13 +113,14 @@ def test_a_digest_over_a_fault_is_never_equal(oracle_cmd, counts, capsys, faults
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--timeout", "0"], "--timeout: must be above 0, got 0"),
-    (["--timeout", "-1"], "--timeout: must be above 0, got -1"),
-    (["--timeout", "nan"], "--timeout: must be above 0, got nan"),
-    (["--jobs", "0"], "--jobs: must be above 0, got 0"),
-    (["--cases", "-5"], "--cases: must be above 0, got -5"),
-    (["--time", "inf"], "--time: must be above 0, got inf"),
-    (["--jobs", "two"], "--jobs: expected a number, got 'two'"),
+    (["--timeout", "0"], "--timeout: must be a finite number of seconds above 0, got '0'"),
+    (["--timeout", "-1"], "--timeout: must be a finite number of seconds above 0, got '-1'"),
+    (["--timeout", "nan"], "--timeout: must be a finite number of seconds above 0, got 'nan'"),
+    (["--jobs", "0"], "--jobs: must be at least 1, got '0'"),
+    (["--cases", "-5"], "--cases: must be at least 1, got '-5'"),
+    (["--time", "inf"], "--time: must be a finite number of seconds above 0, got 'inf'"),
+    (["--jobs", "two"], "--jobs: not a whole number: 'two'"),
+    (["--timeout", "soon"], "--timeout: not a number of seconds: 'soon'"),
 ])
 def test_bad_arguments_are_named_errors_exit_2(args, fragment, capsys):
     with pytest.raises(SystemExit) as e:

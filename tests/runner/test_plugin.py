@@ -218,9 +218,11 @@ def test_cli_delegates_coverage_and_mutants(tmp_path, env):
     r = cli("coverage", env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "covered" in r.stdout
-    r = cli("mutants", env=env, cwd=tmp_path)
-    from conformance.mutants import MUTANTS
-    assert all(name in r.stdout for name in MUTANTS), r.stdout
+    # `mutants` judges every mutant on the whole suite (tests/suite/test_mutation_gate.py runs it in process): here
+    # only that the command reaches its own parser.
+    r = cli("mutants", "--help", env=env, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("usage: qconform mutants"), r.stdout + r.stderr
+    assert "escapes the vectors of an op" in " ".join(r.stdout.split()), r.stdout
 
 
 def test_default_suite_comes_from_the_environment(tmp_path, suite_dir, lookup_cmd, env):

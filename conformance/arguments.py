@@ -1,0 +1,40 @@
+"""The types of the command line's numeric options, shared by every subcommand (`qconform run`, `serve`, `fuzz` ...):
+a bad value is an argparse usage error (exit 2) naming the option, never a backend's fault or a traceback."""
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def seconds(text: str) -> float:
+    """A duration: a finite number of seconds above 0 (0, negative, NaN or infinite would make every wait
+    either fail at once or never end)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
+    return value
+
+
+def count(text: str) -> int:
+    """A count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port: 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text!r}")
+    return value
