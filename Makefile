@@ -10,7 +10,7 @@ PYTHON ?= python3
 # of such a process's CPU time (docs/burn-harness.md, "CI time").
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup run test checks test-python vectors-check docs-check errors-check upgrading-check recipe-check rust-example burn burn-conformance burn-gpu lavapipe bench mutation clean
+.PHONY: setup run test checks test-python vectors-check docs-check errors-check upgrading-check recipe-check rust-example burn burn-conformance burn-all burn-gpu lavapipe bench mutation clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,11 @@ burn:
 
 burn-conformance: setup lavapipe burn
 	bash scripts/burn-conformance.sh
+
+## Every build of adapters/burn/releases.toml that runs on this machine (all but CUDA): the CI rows plus the ones CI
+## leaves out for time (burn-wgpu's default-feature builds, 0.23.0-pre.1's GPU route; docs/burn-harness.md "Measured").
+burn-all: setup lavapipe
+	QCONFORM_BUILDS="$$(python3 scripts/releases.py names --without-feature cuda | tr '\n' ' ')" bash scripts/burn-conformance.sh
 
 ## Mesa's software Vulkan driver, for burn's GPU kernels without a GPU (apt-get as root; no-op when installed).
 lavapipe:

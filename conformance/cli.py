@@ -321,7 +321,8 @@ def cmd_profiles(args) -> int:
         return _upgrading(Path(args.upgrading), check=args.check, vectors=args.vectors)
     for name, desc in oracle.profiles().items():
         mark = " (default)" if name == oracle.DEFAULT_PROFILE else ""
-        print(f"{name}{mark}\n    {desc}\n    [{oracle.status_line(name)}]\n    [{oracle.campaign_line(name)}]")
+        print(f"{name}{mark}\n    {desc}\n    [{oracle.status_line(name)}]\n    [{oracle.campaign_line(name)}]\n"
+              f"    [{oracle.build_line(name)}]")
     from .mutants import MUTANTS
 
     print("\nmutants (deliberately wrong variants, --backend mutant:NAME):")

@@ -160,9 +160,13 @@ def upgrade_paths() -> list[tuple[str, str]]:
     cpu = [n for n in oracle.PROFILES if get_profile(n).kernel == "cpu"]
     from_base = [(UPGRADING_BASE, n) for n in cpu if n != UPGRADING_BASE and _release(n) != _release(UPGRADING_BASE)]
     steps = []
-    for backend in dict.fromkeys(get_profile(n).backend for n in oracle.PROFILES):
-        chain = [n for n in oracle.PROFILES if get_profile(n).backend == backend]
+    # The lean builds and burn's default (fused) builds are chained apart, release by release; each fused profile is
+    # also reached from its lean twin (same release and runtime): what burn's default features change.
+    for build in dict.fromkeys((get_profile(n).backend, get_profile(n).fusion) for n in oracle.PROFILES):
+        chain = [n for n in oracle.PROFILES if (get_profile(n).backend, get_profile(n).fusion) == build]
         steps += [(a, b) for a, b in itertools.pairwise(chain) if (a, b) not in from_base]
+    steps += [(n.removesuffix("-fused"), n) for n in oracle.PROFILES
+              if get_profile(n).fusion and n.removesuffix("-fused") in oracle.PROFILES]
     return from_base + steps
 
 
@@ -184,7 +188,8 @@ def upgrading_markdown(suite: Suite) -> str:
         "several fields only changes with all of them. Counts are vectors of the committed suite "
         f"(`{suite.name}`, {len(suite.vectors)} vectors); `qconform profiles --diff A B` lists them all, `--json` "
         "too. The GPU runtimes (`wgpu`, `vulkan`: burn's kernels on Mesa lavapipe) are compared release by release "
-        "only; the CUDA model (`cubecl`, one release) has no upgrade path."),
+        "only, and burn's default builds (`-fused`: fusion and autotune on) both release by release and against the "
+        "lean build of their release; the CUDA model (`cubecl`, one release) has no upgrade path."),
     ]
     for a, b in upgrade_paths():
         groups, total = diff(suite, a, b)

@@ -15,7 +15,8 @@ from .dequantize import dequantize, load_quantized
 from .errors import CATALOGUE, BurnPanic, UndefinedBehaviour, classify_panic, message_matches
 from .matmul import ternary_matmul
 from .ops import OPS, run
-from .profiles import DEFAULT_PROFILE, PROFILES, Profile, campaign_line, get_profile, profiles, status_line
+from .profiles import (DEFAULT_PROFILE, PROFILES, Profile, build_line, campaign_line, get_profile, profiles,
+                       status_line)
 from .qparams import compute_q_params
 from .qtensor import QTensor
 from .quantize import quantize, quantize_dynamic
@@ -82,6 +83,7 @@ __all__ = [
     "scale_to_dtype",
     "status_line",
     "campaign_line",
+    "build_line",
     "ternary_matmul",
     "to_bytes",
     "unpack_u32",

@@ -263,6 +263,11 @@ _SITES = [
               "(WGSL has no i8; the kernel's name spells its vector sizes and ends in a hash of its settings), "
               "reported at read-back as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
               opaque=(*_UNWRITTEN_OPAQUE, "kernel")),
+    # burn-wgpu's default build (burn-fusion): a backend op is queued on the fusion stream and run when a read needs
+    # its output, so a panic inside it (a launch check, a reduction) surfaces at that read as the stream's error.
+    PanicSite("fusion.deferred", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  {error}",
+              "§5.4", "burn-fusion-0.22.1 src/ops/qtensor.rs:44-95 (QuantizeOp::execute runs B::quantize on the "
+              "stream), read back by burn-tensor-0.22.1 src/tensor/api/base.rs:2077; measured on the fused WGSL build"),
     PanicSite("harness.read_failed", "panic", "q_into_data: An error happened during execution\nCaused by:\n  {error}",
               "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` returns (burn >= 0.22.1 "
               "on the GPU) instead of panicking, reported by the harness as `q_into_data: {error:?}`"),
@@ -346,6 +351,14 @@ def panic(code: str, *, left: object = None, right: object = None, **fields: obj
     site = CATALOGUE[code]
     fields.update({name: OPAQUE.format(name) for name in site.opaque})
     return BurnPanic(code, _wrap(site, site.template.format(**fields), left, right))
+
+
+def surfaced_at_read(p: BurnPanic) -> BurnPanic:
+    """``p`` as a fused build reports it: raised on burn-fusion's stream, it is the error of the read that needed the
+    op's output (``fusion.deferred``); an already deferred panic is left as it is."""
+    if p.message.startswith(_INTO_DATA):
+        return p
+    return panic("fusion.deferred", error=p.message)
 
 
 def returned_by_backend_read(p: BurnPanic) -> BurnPanic:

@@ -26,7 +26,7 @@ from .quantize import quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
-from .support import strided_vector_width
+from .support import on_stream, strided_vector_width
 from .views import VIEW_READ, resolved, view_strides
 from .vocabulary import FLOAT_STEPS, LAYOUT_STEPS
 
@@ -66,7 +66,8 @@ def _decode_scales(params, inputs, prof, stages) -> Outputs:
 
 def _compute_range(params, inputs, prof, stages) -> Outputs:
     require_dtypes(prof, inputs["x"])
-    lo, hi = compute_range(inputs["x"], _scheme(params), params.get("calibration", "minmax"), profile=prof)
+    with on_stream(prof):
+        lo, hi = compute_range(inputs["x"], _scheme(params), params.get("calibration", "minmax"), profile=prof)
     return {"min": lo, "max": hi}
 
 

@@ -6,7 +6,7 @@ field picks the CPU or the GPU algorithm, which differ in more than a constant).
 closed vocabulary (``oracle/choices.py``), each keying a step function that :meth:`Profile.step` looks up; every
 field is validated at construction, so a misspelt value raises instead of silently changing the reference.
 
-Each field belongs to one concern (:data:`CONCERNS`: arithmetic, scales, acceptance, bytes, layout, device);
+Each field belongs to one concern (:data:`CONCERNS`: arithmetic, scales, acceptance, bytes, layout, device, build);
 ``Profile.concerns()`` reads a profile that way. The fields stay one flat record, declared in their historical
 order, because ``qconform profiles --diff`` names the fields that explain a difference in that order (a regrouped
 declaration would reorder docs/upgrading.md). Wrong variants (``conformance/mutants.py``) are not fields here:
@@ -66,6 +66,15 @@ def _panic_code(default: str | None):
     return field(default=default, metadata={"check": check})
 
 
+def _panic_codes():
+    def check(name, v):
+        unknown = sorted(set(v) - set(CATALOGUE))
+        if isinstance(v, str) or unknown:
+            raise ProfileError(f"profile field {name!r}: {unknown or v!r} are not panic codes of oracle.errors.CATALOGUE")
+        return frozenset(v)
+    return field(default=frozenset(), metadata={"check": check})
+
+
 def _dims_limit(default: int | None = None):
     def check(name, v):
         if (v is not None or default is not None) and (type(v) is not int or v < 1):
@@ -88,8 +97,8 @@ class Profile:
     construction (``choices.ProfileError`` names the field and the allowed values)."""
 
     name: str = _text()
-    """``burn-<release>/<backend>``, the backend part equal to ``backend`` (a subclass may name its own kind:
-    ``conformance.mutants.MutantProfile``'s ``mutant:<name>``)."""
+    """``burn-<release>/<backend>``, the backend part equal to ``backend``, with ``-fused`` after it for a ``fusion``
+    build (a subclass may name its own kind: ``conformance.mutants.MutantProfile``'s ``mutant:<name>``)."""
     description: str = _text()
     backend: str = _one_of(c.BACKEND)
     status: str = _one_of(c.STATUS, "modelled")
@@ -291,6 +300,19 @@ class Profile:
     """The panic of a float matmul whose matrices have no element (m, k or n of 0), if any: burn-ndarray divides
     the batch counts by the matrix sizes (``ops/matmul.rs:25-27``); flex returns the empty (or zero) product."""
 
+    # --- how burn was built ---
+    fusion: bool = _flag()
+    """Built with burn's ``fusion`` feature (burn-wgpu's default): every op goes through burn-fusion's stream and
+    burn-cubecl-fusion's kernels, not straight to burn-cubecl. The lean builds (``default-features = false``) leave it
+    off."""
+    stream_panics: frozenset[str] = _panic_codes()
+    """With ``fusion``: the panics of the ops burn-fusion queues on its stream (``B::quantize``'s launch checks, the
+    reductions), which surface at the read that needs the op's output (``fusion.deferred``) instead of at the call;
+    ``q_from_data``'s checks still run at the call."""
+    autotune: bool = _flag()
+    """Built with burn's ``autotune`` feature (burn-wgpu's default): alternative kernels are timed on first use and the
+    fastest kept, so a result that depends on which one ran is timing-dependent (declared undefined, never fitted)."""
+
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
@@ -298,8 +320,12 @@ class Profile:
 
     def _check_name(self) -> None:
         named = _NAME.fullmatch(self.name)
-        if named is None or named["backend"] != self.backend:
-            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{self.backend}'")
+        # A fused build's name says so; a lean name may carry fusion only in `profiles --diff`'s one-field variants.
+        fused = self.backend + "-fused"
+        if named is None or named["backend"] not in (self.backend, fused) or (named["backend"] == fused
+                                                                              and not self.fusion):
+            raise ProfileError(f"profile field 'name': {self.name!r} is not 'burn-<release>/{self.backend}' "
+                               f"(or '/{fused}' with fusion)")
 
     def with_(self, **changes) -> Profile:
         return replace(self, **changes)
@@ -340,5 +366,6 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
                "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
+    "build": ("fusion", "stream_panics", "autotune"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

@@ -188,6 +188,27 @@ _WGPU_0_22_1 = _WGPU.with_(
     **_GPU_0_22_1,
 )
 
+# What fusion and autotune change (the `build` concern, and below it each behaviour they change), the same for both
+# releases' default builds until one of them differs.
+_FUSED = dict(
+    fusion=True,
+    # measured on the 0.22.1 fused WGSL build: B::quantize's launch checks and the reductions run on the stream
+    stream_panics=frozenset({"cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32",
+                             "cubecl.native_packing", "cubecl.native_sub_byte", "cubecl.packed_last_dim",
+                             "cubecl.tiling_rank", "cubecl.reduce_empty", "cubecl.scale_bindings"}),
+    autotune=True,
+)
+
+# burn-wgpu 0.22.1 as its users build it (burn-wgpu's default features: fusion + autotune), WGSL on Mesa lavapipe: the
+# lean twin above with what fusion and autotune change, concern by concern (docs/findings.md, "burn-wgpu's default
+# build"). Each difference from the lean twin is one field below, or declared undefined where it is timing's.
+_WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
+    name="burn-0.22.1/wgpu-fused",
+    description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
+                "0.22.1 WGSL kernels, every op through burn-fusion's stream",
+    **_FUSED,
+)
+
 _VULKAN_0_22_1 = _VULKAN.with_(
     name="burn-0.22.1/vulkan",
     description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
@@ -197,6 +218,38 @@ _VULKAN_0_22_1 = _VULKAN.with_(
                      "cubecl.mode", "cubecl.block_divisibility"),
     dequantize_checks=("cubecl.packed_native",),
     **_GPU_0_22_1,
+)
+
+# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime derived from its 0.22.1
+# profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md). Not fitted yet: measured
+# 2026-12-02 (1525 vectors, exact messages), the lean WGSL build gives 1193 passed, 106 failed, 226 not applicable and
+# SPIR-V 1062 / 198 / 265 against these (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route"); so `modelled`.
+# Adding flex's `value_layout="packed_lines"` made WGSL worse (131 failed): the GPU's stored bytes are the kernels'.
+_GPU_0_23_0_PRE_1 = dict(
+    # host side, shared with every backend of the release (as in burn-0.23.0-pre.1/flex)
+    validates_data_length=True,
+    checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
+    declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
+    reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+)
+
+_WGPU_0_23_0_PRE_1 = _WGPU_0_22_1.with_(
+    name="burn-0.23.0-pre.1/wgpu",
+    description="burn-wgpu 0.23.0-pre.1, WGSL on Mesa lavapipe: the 0.22.1 WGSL kernels (cubecl 0.12)",
+    **_GPU_0_23_0_PRE_1,
+)
+
+_VULKAN_0_23_0_PRE_1 = _VULKAN_0_22_1.with_(
+    name="burn-0.23.0-pre.1/vulkan",
+    description="burn-wgpu 0.23.0-pre.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.1 SPIR-V kernels (cubecl 0.12)",
+    **_GPU_0_23_0_PRE_1,
+)
+
+_WGPU_0_23_0_PRE_1_FUSED = _WGPU_0_23_0_PRE_1.with_(
+    name="burn-0.23.0-pre.1/wgpu-fused",
+    description="burn-wgpu 0.23.0-pre.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the "
+                "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream",
+    **_FUSED,
 )
 
 # The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe
@@ -326,6 +379,15 @@ EVIDENCE: dict[str, Evidence] = {
         Campaign(20261130, None, _DEFAULT_OPS, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run"),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
+    "burn-0.22.1/wgpu-fused": Evidence(
+        "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
+        "1525 vectors: 997 passed, 231 not applicable, 297 known divergences (2026-12-02, --strict-messages "
+        "--exact-burn; the unmodelled fusion classes: adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 "
+        "others; built in `make burn-all`, not in CI",
+        Campaign(20261202, None, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "02de996", 27,
+                 "600 cases of the mixed default stream (no shrinking): 389 passed, 184 not applicable, 27 diverging, "
+                 "the known fusion classes not modelled yet: not 20,000 cases per op"),
+        "docs/findings.md, burn-wgpu's default build"),
 }
 
 
@@ -344,7 +406,9 @@ def _judged(p: Profile) -> Profile:
 
 PROFILES: dict[str, Profile] = {p.name: _judged(p) for p in (_NDARRAY, _FLEX, _CUBECL, _VULKAN, _WGPU, _NDARRAY_0_22_1,
                                                      _FLEX_0_22_1, _FLEX_0_23_0_PRE_1, _WGPU_0_22_1,
-                                                     _VULKAN_0_22_1, _CUBECL_0_22_1)}
+                                                     _VULKAN_0_22_1, _CUBECL_0_22_1, _WGPU_0_22_1_FUSED,
+                                                     _WGPU_0_23_0_PRE_1, _VULKAN_0_23_0_PRE_1,
+                                                     _WGPU_0_23_0_PRE_1_FUSED)}
 DEFAULT_PROFILE = _FLEX_0_22_1.name
 
 
@@ -376,3 +440,15 @@ def campaign_line(profile: str | Profile) -> str:
         return "campaign: none run"
     return f"campaign: {e.campaign.describe()}"
 
+
+
+def build_line(profile: str | Profile) -> str:
+    """The build configuration of burn a profile describes (and its evidence was run on), for ``qconform profiles``:
+    the harness's lean builds (``default-features = false``) or burn-wgpu's default features."""
+    prof = get_profile(profile)
+    if prof.fusion or prof.autotune:
+        on = ", ".join(f for f, set_ in (("fusion", prof.fusion), ("autotune", prof.autotune)) if set_)
+        return f"build: burn's default features ({on})"
+    if prof.kernel == "gpu":
+        return "build: lean, default-features = false (no fusion, no autotune)"
+    return "build: lean, default-features = false (scalar code, one thread; docs/burn-harness.md \"Build choices\")"

@@ -36,7 +36,7 @@ from .rounding import dtype_name, round_up
 from .scales import effective_scales, stored_scales, validated_scale
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
-from .support import check_quantize, native_vector_width
+from .support import check_quantize, native_vector_width, on_stream
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
@@ -49,9 +49,11 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
     if checked:
         tensor_checks(scheme, global_scale)
         scales = np.asarray(scales).ravel()  # through Tensor::quantize the scales are a flat tensor (docs/ops.md)
-        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+        with on_stream(prof):
+            return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
     try:
-        return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
+        with on_stream(prof):
+            return _quantize(x, scheme, np.asarray(scales), global_scale, prof, stages)
     except BurnPanic as p:
         raise returned_by_backend_read(p) from None
 
@@ -62,11 +64,13 @@ def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profi
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x)
-    lo, hi = compute_range(x, scheme, "minmax", profile=prof)
+    with on_stream(prof):
+        lo, hi = compute_range(x, scheme, "minmax", profile=prof)
     if stages is not None:
         stages.min, stages.max = lo, hi
     scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
-    return _quantize(x, scheme, scales, glob, prof, stages)
+    with on_stream(prof):
+        return _quantize(x, scheme, scales, glob, prof, stages)
 
 
 def require_dtypes(profile: Profile, *tensors: np.ndarray | None) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from .choices import QUANTIZE_CHECK, READ_FAILURE
-from .errors import panic
+from .errors import BurnPanic, panic, surfaced_at_read
 from .profile import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
 
@@ -149,6 +150,18 @@ _DEFERRED = READ_FAILURE.steps({
 })
 
 
+@contextmanager
+def on_stream(profile: Profile):
+    """Ops burn-fusion queues on its stream (a fused build, ``Profile.stream_panics``): their panics surface at the
+    read that needs the output (``fusion.deferred``); elsewhere, and for other panics, nothing changes."""
+    try:
+        yield
+    except BurnPanic as p:
+        if p.code in profile.stream_panics:
+            raise surfaced_at_read(p) from None
+        raise
+
+
 def deferred_panic(root: str, profile: Profile, **fields):
     """The panic a user meets when reading the output of a launch that failed for ``root`` (a compile error)."""
     return panic(profile.step(_DEFERRED)[root], **fields)
@@ -181,6 +194,8 @@ def check_from_data(scheme: QuantScheme, shape: tuple[int, ...], profile: Profil
 
 
 def check_dequantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
-    """The checks of the backend's dequantize launch (cubek-quant ``dequantize.rs:198-250``)."""
-    for name in profile.dequantize_checks:
-        CHECKS[name](scheme, shape, profile, scheme.num_levels())
+    """The checks of the backend's dequantize launch (cubek-quant ``dequantize.rs:198-250``), run on burn-fusion's
+    stream in a fused build."""
+    with on_stream(profile):
+        for name in profile.dequantize_checks:
+            CHECKS[name](scheme, shape, profile, scheme.num_levels())

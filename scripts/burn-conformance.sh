@@ -16,7 +16,9 @@ cd "$(dirname "$0")/.."
 export RUST_BACKTRACE=0
 bash scripts/install-lavapipe.sh
 mkdir -p out/burn
-mapfile -t binaries < <(bash adapters/burn/build.sh)
+# QCONFORM_BUILDS (build names of releases.toml, space-separated) widens the run beyond the CI rows: `make burn-all`.
+# shellcheck disable=SC2086
+mapfile -t binaries < <(bash adapters/burn/build.sh ${QCONFORM_BUILDS:-})
 
 # The suite through every binary, two at a time (one per core: a binary's run is one process, on lavapipe mostly
 # shader compilation on one thread), each printed whole, in build order, once all are done.
@@ -25,7 +27,8 @@ suite() {
     # A binary's recorded known divergences (adapters/burn/known/<binary>.toml), if any, run as xfail.
     local known=(); [ -f "adapters/burn/known/$name.toml" ] && known=(--expectations "adapters/burn/known/$name.toml")
     local rc=0
-    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --exact-burn "${known[@]}" \
+    # --timeout 120: a default (autotune) build benchmarks its kernels on first use, past the 30 s default.
+    .venv/bin/qconform run --backend "subprocess:$binary" --strict-messages --exact-burn --timeout 120 "${known[@]}" \
         --report "out/burn/$name.json" > "out/burn/$name.log" 2>&1 || rc=$?
     echo "$rc" > "out/burn/$name.rc"
 }

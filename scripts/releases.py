@@ -3,7 +3,7 @@
 Standard library only (tomllib, Python >= 3.11), so build.sh needs no virtualenv.
 
     python3 scripts/releases.py plan [NAME...] [--extras FEATURES]   # one line per cargo build, for build.sh
-    python3 scripts/releases.py names [--ci] [--feature F]          # build names (scripts/burn-gpu.sh, gpu-check.sh)
+    python3 scripts/releases.py names [--ci] [--feature F] [--without-feature F]  # build names (burn-gpu.sh, make burn-all)
     python3 scripts/releases.py doc                                  # the binaries table of docs/burn-harness.md
     python3 scripts/releases.py ci-fuzz BINARY                       # fuzz cases CI draws through BINARY
 """
@@ -71,9 +71,11 @@ def select(names: list[str], table: list[Row]) -> list[Row]:
     return [r for n in names for r in table if n in r.names()]
 
 
-def names(table: list[Row], *, ci: bool = False, feature: str | None = None) -> list[str]:
-    """The build names of the rows built in CI (``ci``) and/or with ``feature``, each once, in table order."""
-    chosen = [r for r in table if (r.ci or not ci) and (feature is None or feature in r.features)]
+def names(table: list[Row], *, ci: bool = False, feature: str | None = None, without: str | None = None) -> list[str]:
+    """The build names of the rows built in CI (``ci``) and/or with ``feature`` and/or not with ``without``, each once,
+    in table order."""
+    chosen = [r for r in table if (r.ci or not ci) and (feature is None or feature in r.features)
+              and (without is None or without not in r.features)]
     return list(dict.fromkeys(r.build for r in chosen))
 
 
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     listing = sub.add_parser("names", help="build names, one per line")
     listing.add_argument("--ci", action="store_true", help="only builds CI runs")
     listing.add_argument("--feature", help="only builds with this cargo feature (wgpu, vulkan, cuda)")
+    listing.add_argument("--without-feature", help="only builds without this cargo feature (cuda: what runs here)")
     sub.add_parser("doc", help="the binaries table of docs/burn-harness.md")
     fuzz = sub.add_parser("ci-fuzz", help="fuzz cases CI draws through a binary")
     fuzz.add_argument("binary", help="the binary's file name")
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(doc_table(table))
         return 0
     if args.command == "names":
-        print("\n".join(names(table, ci=args.ci, feature=args.feature)))
+        print("\n".join(names(table, ci=args.ci, feature=args.feature, without=args.without_feature)))
         return 0
     if args.command == "ci-fuzz":
         try:

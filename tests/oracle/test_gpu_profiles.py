@@ -66,3 +66,17 @@ def test_packed_e4m3_fields_dequantize(profile, want):
     qt = o.QTensor(codes, np.ones(1, np.float32), None, PACKED.with_value(QuantValue.E4M3))
     got = o.dequantize(qt, profile=profile)
     assert got.view(np.uint32).tolist() == np.array(want, np.float32).view(np.uint32).tolist()
+
+
+def test_a_fused_build_reports_a_stream_ops_panic_at_the_read():
+    """burn-wgpu's default build (burn-fusion) runs B::quantize on its stream: the launch check's panic comes back from
+    the read, wrapped by burn-tensor's into_data (Tensor API) or returned by q_into_data (backend API), as measured on
+    qconform-burn-0_22_1-wgpu-fused; the lean twin panics at the call."""
+    x, one = np.ones(4, np.float32), np.ones(1, np.float32)
+    bare = "Q8S is not supported for native quantization"
+    raises("cubecl.native_value", bare, o.quantize, x, Q8S, one, profile="burn-0.22.1/wgpu")
+    raises("fusion.deferred", "Error while reading data: use `try_into_data` instead to catch the error at runtime: "
+           "An error happened during execution\nCaused by:\n  " + bare,
+           o.quantize, x, Q8S, one, profile="burn-0.22.1/wgpu-fused", checked=True)
+    raises("harness.read_failed", "q_into_data: An error happened during execution\nCaused by:\n  " + bare,
+           o.quantize, x, Q8S, one, profile="burn-0.22.1/wgpu-fused")

@@ -21,7 +21,7 @@ def test_every_field_has_exactly_one_concern():
     declared = [f.name for f in dataclasses.fields(Profile)]
     listed = [name for names in CONCERNS.values() for name in names]
     assert sorted(listed) == sorted(declared) and len(listed) == len(set(listed))
-    assert set(CONCERNS) == {"identity", "arithmetic", "scales", "acceptance", "bytes", "layout", "device"}
+    assert set(CONCERNS) == {"identity", "arithmetic", "scales", "acceptance", "bytes", "layout", "device", "build"}
 
 
 def test_a_profile_reads_by_concern():
@@ -46,7 +46,8 @@ def test_status_comes_from_evidence_naming_each_profiles_own_binary():
             continue
         e = EVIDENCE[name]
         assert e.status == p.status
-        assert e.binary == f"qconform-burn-{_release_token(name)}-{p.backend}", name
+        fused = "-fused" if p.fusion else ""
+        assert e.binary == f"qconform-burn-{_release_token(name)}-{p.backend}{fused}", name
         assert e.campaign is not None and e.campaign.binary == e.binary, name
     assert set(EVIDENCE) <= set(PROFILES)
 
@@ -92,6 +93,16 @@ def test_qconform_profiles_shows_the_campaign_behind_each_status(capsys):
     for name, e in EVIDENCE.items():
         at = next(i for i, line in enumerate(lines) if line in (name, f"{name} (default)"))
         assert lines[at + 3].strip() == f"[campaign: {e.campaign.describe()}]", name
+
+
+def test_qconform_profiles_names_the_build_each_profile_describes(capsys):
+    from conformance.cli import main
+    assert main(["profiles"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    build = {line: lines[i + 4].strip() for i, line in enumerate(lines) if line.split(" (")[0] in PROFILES}
+    assert build["burn-0.22.1/wgpu-fused"] == "[build: burn's default features (fusion, autotune)]"
+    assert build["burn-0.22.1/wgpu"] == "[build: lean, default-features = false (no fusion, no autotune)]"
+    assert build["burn-0.22.1/flex (default)"].startswith("[build: lean, default-features = false (scalar code")
 
 
 def test_each_field_docstring_sits_under_its_own_field():

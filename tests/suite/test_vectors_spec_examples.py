@@ -35,9 +35,11 @@ def test_two_level_example_codes(suite):
     has no i8: burn-wgpu refuses it)."""
     alias = "quantize_dynamic/q8s/two-level-ue4m3/spec-example"
     wgsl = [p for p in oracle.PROFILES if oracle.get_profile(p).backend == "wgpu"]
-    assert wgsl == ["burn-0.22.0-pre.3/wgpu", "burn-0.22.1/wgpu"]
-    for profile in wgsl:
-        assert suite.get(alias).expected[profile].error["code"] == "cubecl.native_value"
+    assert wgsl == ["burn-0.22.0-pre.3/wgpu", "burn-0.22.1/wgpu", "burn-0.22.1/wgpu-fused", "burn-0.23.0-pre.1/wgpu",
+                    "burn-0.23.0-pre.1/wgpu-fused"]
+    for profile in wgsl:  # a fused build reports the launch check at the read (docs/findings.md)
+        fused = oracle.get_profile(profile).fusion
+        assert suite.get(alias).expected[profile].error["code"] == ("fusion.deferred" if fused else "cubecl.native_value")
     for profile in (p for p in oracle.PROFILES if p not in wgsl):
         assert out(suite, alias, profile, "codes").tolist() == [13, -53, 26, 119, -127, 25, 4, -2]
         assert out(suite, alias, profile, "scales").tolist() == [288.0, 448.0]

@@ -53,7 +53,7 @@ pub fn hello<T: Target>() -> Value {
         "protocol": 1,
         "name": T::NAME,
         "version": compat::BURN_VERSION,
-        "profile": format!("burn-{}/{}", compat::BURN_VERSION, T::BACKEND),
+        "profile": target::profile::<T>(),
         "capabilities": {
             "ops": ops::OPS.iter().filter(|op| claimed::<T>(op)).collect::<Vec<_>>(),
             "values": ["Q8F", "Q8S", "Q4F", "Q4S", "Q2F", "Q2S", "E4M3", "E5M2", "E2M1"],
@@ -69,6 +69,9 @@ pub fn hello<T: Target>() -> Value {
             "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
             "simd": cfg!(feature = "simd"),
             "multi_threads": cfg!(feature = "multi-threads"),
+            // burn-wgpu's default features (the `burn-defaults` build of the GPU manifests).
+            "fusion": cfg!(feature = "fusion"),
+            "autotune": cfg!(feature = "autotune"),
         },
     })
 }

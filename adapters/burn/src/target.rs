@@ -27,3 +27,11 @@ pub trait Target: 'static {
     /// the real kernels: docs/burn-harness.md).
     const UNCLAIMED: &'static [&'static str] = &[];
 }
+
+/// The oracle profile a binary of `T` claims in its hello: `burn-<release>/<BACKEND>`, and `-fused` after it for a
+/// build with burn's `fusion` feature (burn-wgpu's default build): fused kernels are a behaviour of the build, not of
+/// the binary's source, so the lean and the default build of one source claim two profiles.
+pub fn profile<T: Target>() -> String {
+    let fused = if cfg!(feature = "fusion") { "-fused" } else { "" };
+    format!("burn-{}/{}{fused}", crate::compat::BURN_VERSION, T::BACKEND)
+}
