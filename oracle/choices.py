@@ -102,6 +102,8 @@ STATUS = Choice(
            "every op of the default set, layout ops included, drew at least 20,000 cases with no divergence",
     suite_passing="its real build passes the whole golden suite with exact messages; no proving campaign is "
                   "recorded (none run, too few cases per op, or divergences found)",
+    diverging="its real build has been judged against it and still gives other outcomes on some vectors (the record "
+              "says how many and which classes): a draft of that build, not yet a model of it",
     modelled="read from burn's source, not run: no build of this backend has been judged against it",
 )
 

@@ -125,5 +125,10 @@ def test_status_is_data_and_listed():
     assert oracle.get_profile("burn-0.22.1/wgpu").status == "suite_passing"
     assert oracle.get_profile("burn-0.22.1/vulkan").status == "suite_passing"
     assert oracle.status_line("burn-0.22.0-pre.3/cubecl").startswith("modelled: read from burn's source, not run")
+    # judged against its real build and still differing: never "modelled" (which says no build was judged), and the
+    # listing says how far off it is
+    assert oracle.get_profile("burn-0.23.0-pre.1/wgpu").status == "diverging"
+    assert "judged: 1525 vectors: 1193 passed, 106 failed" in oracle.status_line("burn-0.23.0-pre.1/wgpu")
+    assert oracle.get_profile("burn-0.23.0-pre.1/wgpu-fused").status == "modelled"  # never built
     with pytest.raises(ProfileError, match="'status'"):
         BASE.with_(status="proved")
