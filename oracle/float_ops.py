@@ -29,9 +29,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .codec import into_data
 from .errors import BurnPanic, UndefinedBehaviour
-from .layout import load, step
+from .layout import load, read_back, step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
@@ -265,8 +264,4 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -
             held = matmul(held, s, profile)
         else:
             held = step(held, s, profile)
-    x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
-    if isinstance(held, np.ndarray):
-        return x, None
-    return x, into_data(QTensor(np.ascontiguousarray(held.codes), held.scales, held.global_scale, held.scheme),
-                        profile=profile)
+    return read_back(held, profile)

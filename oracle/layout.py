@@ -106,6 +106,12 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
             stages.moved = None
     for s in steps:
         held = step(held, s, profile)
+    return read_back(held, profile)
+
+
+def read_back(held: QTensor | np.ndarray, profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+    """What the chain's caller reads of the tensor held at the end: ``dequantize()`` (or the float tensor itself)
+    as contiguous f32, and for a quantized one its ``into_data()`` (``None`` for a float result)."""
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
     if isinstance(held, np.ndarray):
         return x, None
