@@ -9,9 +9,9 @@ use burn_std::TensorData;
 use burn_tensor::{Bool, Tensor};
 use serde_json::Value;
 
-use crate::layout::{Dyn, any_rank, read_back, same_rank, steps, usize_of};
+use crate::layout::{Dyn, any_rank, float_input, quantized_input, read_back, same_rank, steps, usize_of};
 use crate::target::Target;
-use crate::tensors::{Inputs, input, quantized_data, scheme_param, tensor};
+use crate::tensors::{Inputs, scheme_param};
 use qconform_protocol::{Failure, Output, fail};
 
 /// `float_ops`: the start tensor, each step, then `dequantize()` and `into_data()` (src/layout.rs).
@@ -21,24 +21,10 @@ pub fn float_ops<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, F
     let device = T::device();
     let mut t = if inputs.contains_key("x") {
         // quantized on the device: `Tensor::from_data(x).quantize_dynamic(&scheme)`, x in its own dtype
-        let x = input(inputs, "x")?;
-        match x.shape.len() {
-            1 => Dyn::R1(tensor::<1>(x, &device)?.quantize_dynamic(&scheme)),
-            2 => Dyn::R2(tensor::<2>(x, &device)?.quantize_dynamic(&scheme)),
-            3 => Dyn::R3(tensor::<3>(x, &device)?.quantize_dynamic(&scheme)),
-            4 => Dyn::R4(tensor::<4>(x, &device)?.quantize_dynamic(&scheme)),
-            r => return fail("harness.rank", format!("float_ops serves input ranks 1 to 4, not {r}")),
-        }
+        let x = float_input("float_ops", inputs, &device)?;
+        same_rank!(x, v, D => v.quantize_dynamic(&scheme))
     } else {
-        let rank = input(inputs, "codes")?.shape.len();
-        let data = quantized_data(scheme, inputs)?;
-        match rank {
-            1 => Dyn::R1(Tensor::<1>::from_data(data, &device)),
-            2 => Dyn::R2(Tensor::<2>::from_data(data, &device)),
-            3 => Dyn::R3(Tensor::<3>::from_data(data, &device)),
-            4 => Dyn::R4(Tensor::<4>::from_data(data, &device)),
-            r => return fail("harness.rank", format!("float_ops serves input ranks 1 to 4, not {r}")),
-        }
+        quantized_input("float_ops", scheme, inputs, &device)?
     };
     for step in &chain {
         t = apply(t, step)?;

@@ -5,6 +5,7 @@
 //! as `Dyn`, one variant per rank (1 to 6: every chain the suite uses fits, and each extra rank costs
 //! compile time in every generic call below).
 
+use burn_std::quantization::QuantScheme;
 use burn_std::{DType, Shape, Slice, TensorData};
 use burn_tensor::{Int, Tensor};
 use serde_json::{Value, json};
@@ -204,20 +205,38 @@ pub(crate) fn steps(params: &Value, key: &str) -> Result<Vec<Value>, Failure> {
 pub fn qlayout<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let scheme = scheme_param(params)?;
     let chain = steps(params, "steps")?;
-    let rank = input(inputs, "codes")?.shape.len();
-    let data = quantized_data(scheme, inputs)?;
-    let device = T::device();
-    let mut t = match rank {
-        1 => Dyn::R1(Tensor::<1>::from_data(data, &device)),
-        2 => Dyn::R2(Tensor::<2>::from_data(data, &device)),
-        3 => Dyn::R3(Tensor::<3>::from_data(data, &device)),
-        4 => Dyn::R4(Tensor::<4>::from_data(data, &device)),
-        r => return fail("harness.rank", format!("qlayout serves input ranks 1 to 4, not {r}")),
-    };
+    let mut t = quantized_input("qlayout", scheme, inputs, &T::device())?;
     for step in &chain {
         t = apply(t, step)?;
     }
     any_rank!(t, x => read_back(x))
+}
+
+/// `Tensor::from_data(TensorData::quantized(..))` of the parts `codes`, `scales`, `global?`, at the codes' rank
+/// (1 to 4), for `op`.
+pub(crate) fn quantized_input(op: &str, scheme: QuantScheme, inputs: &Inputs, device: &burn_tensor::Device)
+    -> Result<Dyn, Failure> {
+    let rank = input(inputs, "codes")?.shape.len();
+    let data = quantized_data(scheme, inputs)?;
+    Ok(match rank {
+        1 => Dyn::R1(Tensor::<1>::from_data(data, device)),
+        2 => Dyn::R2(Tensor::<2>::from_data(data, device)),
+        3 => Dyn::R3(Tensor::<3>::from_data(data, device)),
+        4 => Dyn::R4(Tensor::<4>::from_data(data, device)),
+        r => return fail("harness.rank", format!("{op} serves input ranks 1 to 4, not {r}")),
+    })
+}
+
+/// The float tensor `x` in its own dtype, at its rank (1 to 4), for `op`.
+pub(crate) fn float_input(op: &str, inputs: &Inputs, device: &burn_tensor::Device) -> Result<Dyn, Failure> {
+    let x = input(inputs, "x")?;
+    Ok(match x.shape.len() {
+        1 => Dyn::R1(tensor::<1>(x, device)?),
+        2 => Dyn::R2(tensor::<2>(x, device)?),
+        3 => Dyn::R3(tensor::<3>(x, device)?),
+        4 => Dyn::R4(tensor::<4>(x, device)?),
+        r => return fail("harness.rank", format!("{op} serves input ranks 1 to 4, not {r}")),
+    })
 }
 
 pub(crate) fn read_back<const D: usize>(t: Tensor<D>) -> Result<Output, Failure> {
@@ -239,15 +258,7 @@ pub(crate) fn read_back<const D: usize>(t: Tensor<D>) -> Result<Output, Failure>
 pub fn quantize_view<T: Target>(params: &Value, inputs: &Inputs) -> Result<Output, Failure> {
     let scheme = scheme_param(params)?;
     let chain = steps(params, "view")?;
-    let x = input(inputs, "x")?;
-    let device = T::device();
-    let mut t = match x.shape.len() {
-        1 => Dyn::R1(tensor::<1>(x, &device)?),
-        2 => Dyn::R2(tensor::<2>(x, &device)?),
-        3 => Dyn::R3(tensor::<3>(x, &device)?),
-        4 => Dyn::R4(tensor::<4>(x, &device)?),
-        r => return fail("harness.rank", format!("quantize_view serves input ranks 1 to 4, not {r}")),
-    };
+    let mut t = float_input("quantize_view", inputs, &T::device())?;
     for step in &chain {
         t = apply(t, step)?;
     }
