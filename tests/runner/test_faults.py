@@ -61,6 +61,15 @@ def save(d, m):
     (d / "manifest.json").write_text(json.dumps(m))
 
 
+def started_pids(pids, seconds: float) -> tuple[int, int]:
+    """The backend's and its setsid helper's pids, once the hostile backend has written both (QC_TEST_PIDS)."""
+    deadline = time.monotonic() + seconds
+    while not (pids.exists() and pids.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    backend, helper = map(int, pids.read_text().split())
+    return backend, helper
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -328,10 +337,7 @@ def test_interrupted_run_reports_what_was_not_run_and_leaves_no_process(tmp_path
                           "--report", "r.json", *extra], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, restore_signals=True, preexec_fn=_default_sigint)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().endswith("\n")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        backend, helper = map(int, pids.read_text().split())
+        backend, helper = started_pids(pids, 60)
         assert alive(backend) and alive(helper)
         p.send_signal(sig)
         out, err = p.communicate(timeout=30)

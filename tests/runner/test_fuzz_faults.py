@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from test_faults import _default_sigint, alive
+from test_faults import _default_sigint, alive, started_pids
 
 from conformance.cli import main
 from conformance.fuzz import engine
@@ -139,10 +139,7 @@ def test_an_interrupted_fuzz_keeps_what_it_found_and_leaves_no_process(tmp_path,
                           str(tmp_path / "out")], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, restore_signals=True, preexec_fn=_default_sigint)
     try:
-        deadline = time.monotonic() + 120
-        while not (pids.exists() and pids.read_text().endswith("\n")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        backend, helper = map(int, pids.read_text().split())
+        backend, helper = started_pids(pids, 120)
         assert alive(backend) and alive(helper)
         t = time.monotonic()
         p.send_signal(sig)
