@@ -66,12 +66,13 @@ rust-example: setup
 burn:
 	bash adapters/burn/build.sh
 
-burn-conformance: setup lavapipe burn
+## The script installs lavapipe and runs build.sh itself (it needs the binaries' paths), so neither is a prerequisite.
+burn-conformance: setup
 	bash scripts/burn-conformance.sh
 
 ## Every build of adapters/burn/releases.toml that runs on this machine (all but CUDA): the CI rows plus the ones CI
 ## leaves out for time (burn-wgpu's default-feature builds, 0.23.0-pre.1's GPU route; docs/burn-harness.md "Measured").
-burn-all: setup lavapipe
+burn-all: setup
 	QCONFORM_BUILDS="$$(python3 scripts/releases.py names --without-feature cuda | tr '\n' ' ')" bash scripts/burn-conformance.sh
 
 ## Mesa's software Vulkan driver, for burn's GPU kernels without a GPU (apt-get as root; no-op when installed).
@@ -80,7 +81,7 @@ lavapipe:
 
 ## burn's real GPU kernels on lavapipe, only the GPU binaries (WGSL and SPIR-V, both releases), against the profile
 ## given (PROFILE=..., default: the one each claims). `test` runs them too, through burn-conformance. Reports in out/burn-gpu/.
-burn-gpu: setup lavapipe
+burn-gpu: setup
 	bash scripts/burn-gpu.sh
 
 bench: setup
