@@ -37,6 +37,7 @@ from ..hypotheses import FAMILIES
 from ..cases import Case
 from ..compare import FAILED, PASSED
 from ..contracts import TOLERANT_OPS, contracts
+from ..backends.python import PythonBackend
 from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
@@ -332,14 +333,17 @@ class Fuzzer:
         """(index, case, choices) in order; for a backend that takes several requests in flight
         (``run_many``), a batch's requests go out together and the judge finds their answers waiting."""
         prefetch = hasattr(self._backend, "run_many")
+        # a batch in flight through a pipe is bounded (BATCH); an in-process run_many has no pipe and takes the
+        # whole drawn batch, so that its stacked runs group as many cases as the expectations' do
+        per = EXPECT_BATCH if isinstance(self._backend, PythonBackend) else BATCH
         it = iter(indices)
         while seconds is None or time.monotonic() - start < seconds:
             drawn = [(i, *self.draw(i)) for i in itertools.islice(it, EXPECT_BATCH)]
             if not drawn:
                 return
             self._expect_batch([case for _, case, _ in drawn])
-            for first in range(0, len(drawn), BATCH):
-                batch = drawn[first:first + BATCH]
+            for first in range(0, len(drawn), per):
+                batch = drawn[first:first + per]
                 if prefetch:
                     self._prefetch([case for _, case, _ in batch])
                 yield from batch
