@@ -24,7 +24,7 @@ import numpy as np
 
 from oracle import Stages
 from oracle.profiles import get_profile
-from oracle.scheme import QuantScheme
+from oracle.scheme import QuantScheme, memo_key
 
 from ..backends.oracle import run_oracle
 from ..cases import Case
@@ -63,11 +63,20 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
 
 
 def group_key(case, b: int, row: int) -> tuple:
-    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes.
-    Params by ``repr`` (a fifth of ``json.dumps``' cost): equal reprs are equal JSON params; equal params built in
-    another key order only make two groups."""
+    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes."""
     dtypes = tuple((k, case.inputs[k].dtype.str) for k in sorted(case.inputs))
-    return case.op, b, row, repr(case.params), dtypes
+    return case.op, b, row, params_key(case.params), dtypes
+
+
+def params_key(params: dict) -> tuple:
+    """A key equal for two params only when they are equal JSON with the same exact types: the scheme by
+    ``memo_key`` (oracle/scheme.py), a plain scalar by its type and value, anything else by its ``repr``. Equal
+    params built in another key order get two keys, which costs a cache entry or a group, never a wrong answer."""
+    return tuple((k, memo_key(v) if k == "scheme" else (type(v), v) if type(v) in _SCALARS else repr(v))
+                 for k, v in params.items())
+
+
+_SCALARS = (str, int, bool, type(None))  # not float: a NaN would make a key unequal to itself
 
 
 def expectations(cases: list, profile: str, as_case) -> list[dict | None]:

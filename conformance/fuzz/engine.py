@@ -30,6 +30,7 @@ from random import Random
 import numpy as np
 
 import oracle
+from oracle.scheme import memo_key
 from oracle.vocabulary import level
 
 from .. import diagnose
@@ -111,7 +112,7 @@ class _Remembered:
 
     def _remembered(self, question: str, vector):
         if self._last[0] is not vector:  # the runner asks both questions of one vector in a row: one key
-            self._last = (vector, (vector.op, repr(vector.params),
+            self._last = (vector, (vector.op, batched.params_key(vector.params),
                                    tuple((k, a.dtype.str, a.shape) for k, a in vector.inputs.items())))
         key = (question, self._last[1])
         if key not in self._answers:
@@ -159,6 +160,7 @@ class Fuzzer:
         self.scope = scope_of(self._backend.hello.capabilities, self.formats, ops)
         self._aliased = expectations is not None and bool(expectations.entries)
         self._ready: dict[int, dict] = {}  # id(case.inputs) -> its expectation from a batched run (batched.py)
+        self._labels: dict[tuple, str] = {}  # (scheme key, shape) -> its label
 
     def close(self):
         self.runner.close()
@@ -186,13 +188,20 @@ class Fuzzer:
         return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
 
     def label(self, case: FuzzCase) -> str:
-        """The named format a case is (the first of the registry's), else ``other``: the report counts by it."""
-        obj = scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
-        if obj is None:
-            return "no scheme" if "scheme" not in case.params else "other"
+        """The named format a case is (the first of the registry's), else ``other``: the report counts by it.
+        Remembered per scheme and shape (all it reads), which a run repeats."""
+        if "scheme" not in case.params:
+            return "no scheme"
         shape = case.params.get("shape") or next((a.shape for k, a in case.inputs.items() if k in ("x", "codes")), None)
-        names = formats_of(obj, shape)
-        return names[0] if names else "other"
+        key = (memo_key(case.params["scheme"]), repr(shape) if type(shape) is list else shape)
+        found = self._labels.get(key)
+        if found is None:
+            obj = scheme_obj(case.params["scheme"])
+            names = formats_of(obj, shape) if obj is not None else []
+            found = self._labels[key] = names[0] if names else "other"
+            if len(self._labels) > 1 << 16:  # a bound on memory in a long run
+                self._labels.clear()
+        return found
 
     def judge(self, case: FuzzCase):
         """(verdict, signature): signature None when the backend agrees or the case is not applicable."""
