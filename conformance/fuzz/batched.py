@@ -24,12 +24,13 @@ import numpy as np
 
 from oracle import Stages
 from oracle.profiles import get_profile
-from oracle.scheme import QuantScheme, memo_key
+from oracle.scheme import QuantScheme
 
 from ..backends.oracle import run_oracle
 from ..cases import Case
 from ..contracts import contracts
 from ..generate import CaseError, expect
+from ..patterns import params_key
 from ..protocol import Result
 
 OPS = ("quantize_dynamic", "quantize", "dequantize")
@@ -67,16 +68,6 @@ def group_key(case, b: int, row: int) -> tuple:
     dtypes = tuple((k, case.inputs[k].dtype.str) for k in sorted(case.inputs))
     return case.op, b, row, params_key(case.params), dtypes
 
-
-def params_key(params: dict) -> tuple:
-    """A key equal for two params only when they are equal JSON with the same exact types: the scheme by
-    ``memo_key`` (oracle/scheme.py), a plain scalar by its type and value, anything else by its ``repr``. Equal
-    params built in another key order get two keys, which costs a cache entry or a group, never a wrong answer."""
-    return tuple((k, memo_key(v) if k == "scheme" else (type(v), v) if type(v) in _SCALARS else repr(v))
-                 for k, v in params.items())
-
-
-_SCALARS = (str, int, bool, type(None))  # not float: a NaN would make a key unequal to itself
 
 
 def expectations(cases: list, profile: str, as_case) -> list[dict | None]:

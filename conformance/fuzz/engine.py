@@ -46,6 +46,7 @@ from ..tags import data_tags, outcome_tags, structural_tags
 from ..outputs import OutputError, write_folder
 from ..vectors import Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
 from ..formats import formats_of
+from ..patterns import capability_key
 from . import batched
 from .scope import scope_of
 from .strategies import DataDraw, FuzzCase, RandomDraw, scheme_obj, draw_case
@@ -101,8 +102,9 @@ class _Prefetched:
 
 class _Remembered:
     """A backend's capabilities, whose answers about a case (``not_applicable``, ``formats_of``) are remembered
-    per op, params and the dtypes and shapes of its inputs: everything of a case but its values, which no
-    capability reads. The runner asks both of every case; fuzz cases of one format repeat those keys often."""
+    per ``capability_key``: everything of a case that capabilities read (its op, params, input dtypes, and the
+    rank and last dim of its tensor). The runner asks both of every case; fuzz cases of one format repeat
+    those keys often."""
 
     def __init__(self, capabilities):
         self._caps, self._answers, self._last = capabilities, {}, (None, None)
@@ -112,8 +114,7 @@ class _Remembered:
 
     def _remembered(self, question: str, vector):
         if self._last[0] is not vector:  # the runner asks both questions of one vector in a row: one key
-            self._last = (vector, (vector.op, batched.params_key(vector.params),
-                                   tuple((k, a.dtype.str, a.shape) for k, a in vector.inputs.items())))
+            self._last = (vector, capability_key(vector))
         key = (question, self._last[1])
         if key not in self._answers:
             if len(self._answers) > 1 << 16:  # a bound on memory in a long run
