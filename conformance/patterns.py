@@ -254,7 +254,7 @@ def capability_key(vector) -> tuple:
     rank (a ``ranks`` rule) and the last dim (a per-row block rule, ``BlockRule.accepts``). Two vectors with one
     key get the same answers, so a caller may remember them by it; a rule that reads more must be keyed here."""
     shape = tensor_shape(vector)
-    return (vector.op, params_key(vector.params), tuple((k, a.dtype.str) for k, a in vector.inputs.items()),
+    return (vector.op, params_key(vector.params), tuple((k, a.dtype) for k, a in vector.inputs.items()),
             None if shape is None else (len(shape), shape[-1] if shape else None))
 
 

@@ -107,15 +107,18 @@ class _Remembered:
     those keys often."""
 
     def __init__(self, capabilities):
-        self._caps, self._answers, self._last = capabilities, {}, (None, None)
+        self._caps, self._answers, self._last = capabilities, {}, (None, None, None, None)
 
     def __getattr__(self, name):
         return getattr(self._caps, name)
 
     def _remembered(self, question: str, vector):
-        if self._last[0] is not vector:  # the runner asks both questions of one vector in a row: one key
-            self._last = (vector, capability_key(vector))
-        key = (question, self._last[1])
+        # One key per case: the prefetch and the runner ask of one case in a row, through a Case and then a
+        # Vector that hold the case's own params and inputs objects (held here, so never another case's).
+        last = self._last
+        if last[0] is not vector.params or last[1] is not vector.inputs or last[2] != vector.op:
+            last = self._last = (vector.params, vector.inputs, vector.op, capability_key(vector))
+        key = (question, last[3])
         if key not in self._answers:
             if len(self._answers) > 1 << 16:  # a bound on memory in a long run
                 self._answers.clear()
@@ -369,7 +372,7 @@ class Fuzzer:
 
     def _prefetch(self, cases: list[FuzzCase]) -> None:
         caps = self.runner.backend.hello.capabilities  # the remembered answers, which the runner asks again
-        wanted = [c for c in cases if caps.not_applicable(_as_case(c, False)) is None]
+        wanted = [c for c in cases if caps.not_applicable(c) is None]  # capabilities read op, params, inputs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             outcomes = self._backend.run_many([(c.op, c.params, c.inputs) for c in wanted])
