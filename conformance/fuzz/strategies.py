@@ -223,11 +223,22 @@ def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, speci
     with np.errstate(over="ignore", invalid="ignore"):
         x = out.astype(np.float32).astype(dtype, copy=False)  # f32 tensors: no second copy
         if marked.size:
-            for flag, toward in ((_TIE_UP, np.inf), (_TIE_DOWN, -np.inf)):
-                tie = marked[flags == flag]
-                if tie.size:  # a tie's neighbour in the tensor's own dtype
-                    x[tie] = np.nextafter(x[tie], np.array(toward, dtype))
+            is_tie = flags >= _TIE_UP
+            tie = marked[is_tie]
+            if tie.size:  # a tie's neighbour in the tensor's own dtype, up or down (one call for both)
+                x[tie] = np.nextafter(x[tie], _toward(dtype).take(flags[is_tie]))
     return x
+
+
+_TOWARDS: dict = {}
+
+
+def _toward(dtype) -> np.ndarray:
+    """Per flag, the direction of a tie's neighbour in ``dtype`` (+inf for _TIE_UP, -inf for _TIE_DOWN)."""
+    found = _TOWARDS.get(dtype)
+    if found is None:
+        found = _TOWARDS[dtype] = np.array([0, 0, np.inf, -np.inf]).astype(dtype)
+    return found
 
 
 _FIXED, _TIE_UP, _TIE_DOWN = 1, 2, 3  # _RecipeTable.flags
@@ -249,10 +260,10 @@ _TABLES: dict[tuple[str, bool], _RecipeTable] = {}
 
 
 def _recipe_table(value: str, specials: bool) -> _RecipeTable:
-    key = (value, specials)
-    if key not in _TABLES:
-        _TABLES[key] = _build_recipe_table(value, specials)
-    return _TABLES[key]
+    found = _TABLES.get((value, specials))
+    if found is None:
+        found = _TABLES[value, specials] = _build_recipe_table(value, specials)
+    return found
 
 
 def _build_recipe_table(value: str, specials: bool) -> _RecipeTable:
@@ -1051,6 +1062,11 @@ class RandomDraw(_Picks):
     def __init__(self, seed):
         self._rnd, self.choices = random.Random(seed), []
         self._random = self._rnd.random
+
+    def pick(self, seq):
+        v = int(self._random() * len(seq))  # integer(0, len(seq) - 1), the same choice, one call fewer
+        self.choices.append(v)
+        return seq[v]
 
     def integer(self, lo: int, hi: int) -> int:
         v = lo + int(self._random() * (hi - lo + 1))  # random() < 1: v <= hi (randint is 4x slower)
