@@ -19,7 +19,6 @@ drawn cases of every named format and op.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,10 +72,8 @@ def pieces(case, b: int, row: int) -> list[tuple[int, slice]]:
     steps either way. Cut only where no storage word straddles the cut (a packed store's word holds
     ``num_quants`` values, and the bytes are read back word by word)."""
     tail = row % b
-    if row <= b or not tail:
-        return [(row, slice(0, row))]
     per_word = QuantScheme.from_json(case.params["scheme"]).num_quants()
-    if tail % per_word or b % per_word:
+    if row <= b or tail % per_word or b % per_word:
         return [(row, slice(0, row))]
     return [(b, slice(0, row - tail)), (tail, slice(row - tail, row))]
 
@@ -114,28 +111,21 @@ class Request:
 
 @dataclass(frozen=True)
 class Piece:
-    """Some columns of a case's rows (``pieces``): its inputs as rows of ``length``, and the shape its answer is
-    split back in (the case's own when the piece is the whole case, else its rows, ``(rows, length)``)."""
+    """Some columns of a case's rows (``pieces``): its inputs as rows of ``length``, ``rows`` rows of the case's."""
     case: int
     index: int  # its place in the case's row, counted in pieces
     params: dict
     inputs: dict
-    shape: tuple
+    rows: int
 
 
 def _piece(i: int, index: int, case, b: int, row: int, length: int, columns: slice) -> Piece:
-    main = case.inputs[_MAIN[case.op]]
-    if length == row:  # the whole case (most are): its rows and scales as they are
-        inputs = {_MAIN[case.op]: main.reshape(-1, row)}
-        if "scales" in case.inputs:
-            inputs["scales"] = case.inputs["scales"].reshape(-1)
-        return Piece(i, index, case.params, inputs, main.shape)
-    rows = main.reshape(-1, row)
-    inputs = {_MAIN[case.op]: rows[:, columns].reshape(-1, length)}
+    main = case.inputs[_MAIN[case.op]].reshape(-1, row)
+    inputs = {_MAIN[case.op]: main[:, columns].reshape(-1, length)}
     if "scales" in case.inputs:  # one scale per block of a row: the columns of the piece's blocks in that grid
-        grid = case.inputs["scales"].reshape(len(rows), -1)
+        grid = case.inputs["scales"].reshape(len(main), -1)
         inputs["scales"] = grid[:, columns.start // b:-(-columns.stop // b)].reshape(-1)
-    return Piece(i, index, case.params, inputs, (len(rows), columns.stop - columns.start))
+    return Piece(i, index, case.params, inputs, len(main))
 
 
 def _batched(cases: list, profile: str, answer, with_stages: bool) -> list:
@@ -168,7 +158,7 @@ def _batched(cases: list, profile: str, answer, with_stages: bool) -> list:
 
 def _stacked(group: list[Piece], op: str, b: int, length: int, profile: str,
              with_stages: bool) -> list[tuple] | None:
-    """Per piece of ``group``, ``(outputs, stages)`` in its shape (``Rows.part``) split from one oracle run on
+    """Per piece of ``group``, ``(outputs, stages)`` as row parts (``Rows.part``) split from one oracle run on
     their stacked rows (``stages`` None unless ``with_stages``), or None when the stacked run gives no data."""
     main = _MAIN[op]
     inputs = {main: np.concatenate([p.inputs[main] for p in group])}
@@ -181,8 +171,8 @@ def _stacked(group: list[Piece], op: str, b: int, length: int, profile: str,
     bounds = np.cumsum([0] + [len(p.inputs[main]) for p in group])
     split = []
     for piece, lo, hi in zip(group, bounds[:-1], bounds[1:]):
-        outputs = {name: rows.part(a, lo, hi, piece.shape) for name, a in whole["outputs"].items()}
-        stages = ({name: rows.part(np.asarray(a), lo, hi, piece.shape) for name, a in vars(whole["stages"]).items()
+        outputs = {name: rows.part(a, lo, hi, piece.rows) for name, a in whole["outputs"].items()}
+        stages = ({name: rows.part(np.asarray(a), lo, hi, piece.rows) for name, a in vars(whole["stages"]).items()
                    if a is not None} if with_stages else None)
         if any(v is None for v in outputs.values()) or (with_stages and any(v is None for v in stages.values())):
             return None
@@ -201,18 +191,26 @@ def _joined(parts: list[tuple], shape: tuple, with_stages: bool) -> tuple | None
 
 
 def _side_by_side(parts: list[dict], shape: tuple) -> dict | None:
-    if len(parts) == 1:  # the piece is the whole case (most are): already in its shapes
-        return {name: a for name, (_, a) in parts[0].items()}
     if any(p.keys() != parts[0].keys() for p in parts):
         return None
-    rows, joined = math.prod(shape[:-1]), {}
-    for name, (kind, _) in parts[0].items():
-        if any(p[name][0] != kind for p in parts):
+    joined = {}
+    for name in parts[0]:
+        kinds = {p[name][0] for p in parts}
+        if len(kinds) != 1:
             return None
-        side = np.concatenate([p[name][1].reshape(rows, -1) for p in parts], axis=1)  # each piece's per row
-        joined[name] = (side.reshape(shape) if kind == "element" else
-                        side.reshape(shape[:-1] + (-1,)) if kind == "grid" else side.reshape(-1))
+        kind = kinds.pop()
+        a = parts[0][name][1] if len(parts) == 1 else np.concatenate([p[name][1] for p in parts], axis=1)
+        joined[name] = _in_shape(kind, a, shape)
     return joined
+
+
+def _in_shape(kind: str, a: np.ndarray, shape: tuple) -> np.ndarray:
+    """A case's rows as its own run gives them: per element its tensor's shape, per block its block grid or flat."""
+    if kind == "element":
+        return np.ascontiguousarray(a.reshape(shape))
+    if kind == "grid":
+        return np.ascontiguousarray(a.reshape(shape[:-1] + (-1,)))
+    return np.ascontiguousarray(a).reshape(-1).copy()
 
 
 def _run(case: Case, profile: str, with_stages: bool) -> dict | None:
@@ -239,14 +237,14 @@ class Rows:
     blocks: int
     count: int
 
-    def part(self, a: np.ndarray, lo: int, hi: int, shape: tuple) -> tuple[str, np.ndarray] | None:
-        """Rows ``lo..hi`` of a stacked array, as ``(kind, array)`` in the shape a run on a tensor of ``shape``
-        gives it: per element (``(count, length)``) that shape, per block as a grid (``(count, blocks)``) its
-        block grid, per block flat (``(count * blocks,)``) flat. Any other shape is not known to split: None."""
+    def part(self, a: np.ndarray, lo: int, hi: int, rows: int) -> tuple[str, np.ndarray] | None:
+        """Rows ``lo..hi`` of a stacked array as ``(kind, one row of the piece's per row of its case)``: per
+        element (``(count, length)``), per block as a grid (``(count, blocks)``) or per block flat
+        (``(count * blocks,)``), the case's ``rows`` rows each. Any other shape is not known to split: None."""
         if a.ndim == 2 and a.shape == (self.count, self.length):
-            return "element", np.ascontiguousarray(a[lo:hi].reshape(shape))
+            return "element", a[lo:hi].reshape(rows, -1)
         if a.ndim == 2 and a.shape == (self.count, self.blocks):
-            return "grid", np.ascontiguousarray(a[lo:hi].reshape(shape[:-1] + (-1,)))
+            return "grid", a[lo:hi].reshape(rows, -1)
         if a.ndim == 1 and a.shape[0] == self.count * self.blocks:
-            return "flat", a[lo * self.blocks:hi * self.blocks].copy()
+            return "flat", a[lo * self.blocks:hi * self.blocks].reshape(rows, -1)
         return None
