@@ -220,17 +220,27 @@ _VULKAN_0_22_1 = _VULKAN.with_(
     **_GPU_0_22_1,
 )
 
-# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime derived from its 0.22.1
-# profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md). Not fitted yet: measured
-# 2026-12-02 (1525 vectors, exact messages), the lean WGSL build gives 1193 passed, 106 failed, 226 not applicable and
-# SPIR-V 1062 / 198 / 265 against these (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route"); so `modelled`.
-# Adding flex's `value_layout="packed_lines"` made WGSL worse (131 failed): the GPU's stored bytes are the kernels'.
+# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubek-quant 0.4.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime
+# derived from its 0.22.1 profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md).
+# The kernels did not change (cubek-quant's quantize.rs and dequantize.rs are 0.3.1's); what changed is the host side:
+# burn-std 0.23 writes a packed store in padded lines, laid out as cubecl stores it (packed axis innermost, whole
+# words per line), so the bytes q_from_data uploads and q_into_data hands back are the device's own words. Fitted
+# 2026-12-02 against both lean binaries (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route").
 _GPU_0_23_0_PRE_1 = dict(
     # host side, shared with every backend of the release (as in burn-0.23.0-pre.1/flex)
     validates_data_length=True,
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
     reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+    value_layout="packed_lines",  # burn-std-0.23.0-pre.1 src/tensor/quantization/packing.rs:83-177
+    # the padded lines fill the device's PackedU32 words exactly (burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:108-117,
+    # :164): wgpu's range assert is never met; PackedNative E2M1 now falls short instead (cubecl.upload_split)
+    oversized_upload_panic=None,
+    # measured: a permuted outer packed axis dequantizes to the logical tensor on both builds
+    # (qlayout/fuzz/packed-outer-dim-transposed); 0.22.1's reading was never located in its source, and 0.23 stores an
+    # outer packed axis through QuantScheme::swap_dims (qtensor.rs:97-99) where 0.22.1 rewrote the scheme
+    # (packed_innermost, burn-cubecl-0.22.1 src/ops/qtensor.rs:84-97)
+    packed_outer_reads_memory_order=False,
 )
 
 _WGPU_0_23_0_PRE_1 = _WGPU_0_22_1.with_(
