@@ -232,10 +232,10 @@ _GPU_0_23_0_PRE_1 = dict(
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
     reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+    # the padded lines fill the device's PackedU32 words exactly (burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:110-117,
+    # :164), so wgpu's range assert (oversized_upload_panic) is never met; PackedNative E2M1's one byte per element
+    # now exceeds them instead (cubecl.upload_split)
     value_layout="packed_lines",  # burn-std-0.23.0-pre.1 src/tensor/quantization/packing.rs:83-177
-    # the padded lines fill the device's PackedU32 words exactly (burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:108-117,
-    # :164): wgpu's range assert is never met; PackedNative E2M1 now falls short instead (cubecl.upload_split)
-    oversized_upload_panic=None,
     # measured: a permuted outer packed axis dequantizes to the logical tensor on both builds
     # (qlayout/fuzz/packed-outer-dim-transposed); 0.22.1's reading was never located in its source, and 0.23 stores an
     # outer packed axis through QuantScheme::swap_dims (qtensor.rs:97-99) where 0.22.1 rewrote the scheme

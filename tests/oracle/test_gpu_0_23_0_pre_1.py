@@ -23,9 +23,11 @@ PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
 def test_sub_byte_packed_codes_upload_as_the_devices_words():
     # Q4S PackedU32(0) [1, 8]: burn-std 0.23 packs the 8 codes into one padded line, one u32 word, which is the
     # device's whole value buffer; x = code * 0.5. burn-std 0.22.1 wrote 8 bytes for 4 word bytes: wgpu's range assert.
+    # The nibbles 8, D, F, 0, 1, 2, 5, 7 from the lowest bits: the word 0x75210FD8, then the f32 scale.
     codes = np.array([[-8, -3, -1, 0, 1, 2, 5, 7]], np.int8)
     qt = o.QTensor(codes, np.array([0.5], np.float32), None, PACKED.with_value(QuantValue.Q4S))
     for profile in (WGPU, VULKAN):
+        assert o.to_bytes(qt, profile=profile).tolist() == [0xD8, 0x0F, 0x21, 0x75, 0x00, 0x00, 0x00, 0x3F]
         assert o.dequantize(qt, profile=profile).tolist() == [[-4.0, -1.5, -0.5, 0.0, 0.5, 1.0, 2.5, 3.5]]
     raises("wgpu.write_range", "provided range was outside slice", o.dequantize, qt, profile=OLD_WGPU)
 
