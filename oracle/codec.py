@@ -165,9 +165,11 @@ class OneBytePerValue:
         (the device buffer is sized for the store, so 4/2-bit codes overflow it: ``oversized_upload_panic``)."""
         return scheme.with_store(QuantStore.NATIVE)
 
-    def device_values(self, codes: np.ndarray, scheme: QuantScheme, prof: Profile) -> np.ndarray:
+    def device_values(self, qtensor: QTensor, prof: Profile) -> np.ndarray:
         """What a GPU's value buffer hands ``q_into_data``: 4/2-bit PackedU32 codes packed into u32 words (the last
-        dim holds whole words), which this reader then unpacks flat; one byte per value otherwise."""
+        dim holds whole words), which this reader then unpacks flat; one byte per value otherwise (a store packed
+        along an outer axis never gets here: the reader refuses it first)."""
+        codes, scheme = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme
         if scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8:
             return pack_u32(codes.ravel(), scheme.value, profile=prof).astype("<u4").view(np.uint8)
         return self.write(codes, scheme)
@@ -236,8 +238,12 @@ class PackedLines:
         are the device's words (burn-cubecl stores the packed axis innermost, whole words per line)."""
         return scheme
 
-    def device_values(self, codes: np.ndarray, scheme: QuantScheme, prof: Profile) -> np.ndarray:
-        """What a GPU's value buffer hands ``q_into_data``: the padded lines themselves (see :meth:`uploaded`)."""
+    def device_values(self, qtensor: QTensor, prof: Profile) -> np.ndarray:
+        """What a GPU's value buffer hands ``q_into_data``: the padded lines themselves (see :meth:`uploaded`), as
+        the quantize kernel filled them where it wrote words by values (``QTensor.words_by_values``)."""
+        codes, scheme = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme
+        if qtensor.words_by_values:
+            codes = _lines_of_value_words(codes, scheme)
         return self.write(codes, scheme)
 
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
@@ -261,6 +267,22 @@ class PackedLines:
         scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
         _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
         return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), self.lines((numel,), scheme), scheme)
+
+
+def _lines_of_value_words(codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+    """The codes as the packed lines hold them when word ``n`` of the word grid (the shape with the packed axis in
+    words, row-major) holds the row-major values ``n * nq ..``: its value ``t`` sits at that word's own position,
+    ``t`` along the packed axis."""
+    nq, axis = scheme.num_quants(), codes.ndim - 1 - scheme.store.dim
+    words = list(codes.shape)
+    words[axis] //= nq
+    grid = np.array(np.unravel_index(np.arange(math.prod(words)), words))
+    lines, values = np.empty_like(codes), codes.reshape(-1, nq)
+    for t in range(nq):
+        at = grid.copy()
+        at[axis] = grid[axis] * nq + t
+        lines[tuple(at)] = values[:, t]
+    return lines
 
 
 def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:
@@ -304,7 +326,7 @@ def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> 
     # burn-cubecl's q_into_data: `TensorData::from_bytes` of its buffers (the values as the device holds them, then
     # the scales), which checks the layout on a release that validates_data_length
     layout = prof.step(LAYOUTS)
-    values = layout.device_values(codes, scheme, prof)
+    values = layout.device_values(qtensor, prof)
     data = np.concatenate([values, data[layout.value_bytes(codes.shape, scheme):]])
     return from_bytes(data, codes.shape, scheme, profile=prof, validated=True)
 
