@@ -88,3 +88,24 @@ def test_q_into_data_checks_the_layout_it_hands_back():
            run_steps, qt, steps, get_profile(VULKAN))
     x, held = run_steps(qt, steps, get_profile(OLD_VULKAN))
     assert x.tolist() == [0.5, 1.0] and held.codes.tolist() == [1, 2]
+
+
+def test_a_store_packed_along_an_outer_axis_reads_back_with_its_words_filled_by_values():
+    # cubek-quant's packed kernel fills word n of the word grid from the row-major values n * nq .. (quantize.rs:
+    # 223-283); burn-std 0.23 reads each word as the packed line of its own grid position. Q4S PackedU32(1) on [8, 8]:
+    # the grid is [1, 8], word n = row n, read back as column n: the transpose. Q8S (four a word): the grid is [2, 8]
+    # and word n sits at memory word 2 * (n % 8) + n // 8, so x[3, 5] (flat 29, word 7, slot 1) reads back at [1, 7]
+    # (measured on WGSL, the same on SPIR-V).
+    x = np.zeros((8, 8), np.float32)
+    x[0, 1], x[0, 2], x[3, 5] = 0.5, 1.0, -0.5
+    wanted = {QuantValue.Q4S: [[1, 0], [2, 0], [5, 3]], QuantValue.Q8S: [[1, 0], [1, 7], [2, 0]]}
+    for value, at in wanted.items():
+        scheme = Q8S.with_value(value).with_store(o.QuantStore.packed_u32(1))
+        for profile in (WGPU, VULKAN):
+            codes = o.run("quantize", {"scheme": scheme.to_json(), "api": "tensor"},
+                          {"x": x, "scales": np.array([0.5], np.float32)}, profile=profile)["codes"]
+            assert np.argwhere(codes != 0).tolist() == at
+    # what the device holds is the logical tensor: the kernel's own words (only the read-back moves them)
+    qt = o.quantize(x, Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1)), np.array([0.5], np.float32),
+                    profile=WGPU)
+    assert qt.words_by_values and np.argwhere(qt.codes != 0).tolist() == [[0, 1], [0, 2], [3, 5]]
