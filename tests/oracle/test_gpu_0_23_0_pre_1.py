@@ -109,3 +109,14 @@ def test_a_store_packed_along_an_outer_axis_reads_back_with_its_words_filled_by_
     qt = o.quantize(x, Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1)), np.array([0.5], np.float32),
                     profile=WGPU)
     assert qt.words_by_values and np.argwhere(qt.codes != 0).tolist() == [[0, 1], [0, 2], [3, 5]]
+
+
+def test_an_empty_two_level_tensor_keeps_a_fresh_global():
+    # No kernel runs for an empty tensor, and the kernel is what writes the global (cubek-quant quantize.rs:242-243):
+    # an empty [0, 1, 1, 1, 1] two-level UE8M0 tensor given global 1.0 read back 0.0 on 0.22.1 and 4.0 on 0.23 (SPIR-V,
+    # found by fuzzing, seed 20261202 case 2085): undefined, with no block to hold a scale
+    scheme = Q8S.per_block([2], ScaleDtype.UE8M0).per_tensor(ScaleDtype.F32)
+    for profile in (VULKAN, OLD_VULKAN):
+        with pytest.raises(o.UndefinedBehaviour):
+            o.quantize(np.zeros((0, 1, 1, 1, 1), np.float32), scheme, np.zeros(0, np.float32),
+                       np.ones(1, np.float32), profile=profile)
