@@ -15,21 +15,22 @@ import numpy as np
 from .blocks import layout_of
 from .choices import FLOAT_CODES, KERNEL
 from .codec import LAYOUTS, check_data_length, from_bytes, to_bytes
-from .errors import UndefinedBehaviour, panic
+from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
-from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
+from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, ScaleDtype, shape_debug
 from .stages import Stages
 from .support import check_dequantize, check_from_data, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
-               stages: Stages | None = None, held: bool = False) -> np.ndarray:
+               stages: Stages | None = None, held: bool = False, in_backend: bool = False) -> np.ndarray:
     """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``stages`` receives the per-block
     ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
-    meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
+    meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way).
+    ``in_backend``: run inside a backend op, where no fused kernel reads the codes (``support.check_dequantize``)."""
     prof = get_profile(profile)
     if held and prof.kernel == "cpu" and not prof.rewrites_to_dequantize:
         # burn-flex dequantizes the codes and scales it holds; no bytes are written (a tensor quantized on the
@@ -37,7 +38,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
         codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
     else:
         codes, scales, glob = _reload(qtensor, prof, checks=not held)
-    return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
+    return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages, fusible=not in_backend)
 
 
 def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, dtype: str = "f32", *,
@@ -58,10 +59,14 @@ def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme
 
 
 def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, dtype: str,
-                     prof: Profile, stages: Stages | None) -> np.ndarray:
+                     prof: Profile, stages: Stages | None, fusible: bool = True) -> np.ndarray:
     """The dequantize kernel on what the backend holds after ``q_from_data`` (``codes``, ``scales``, ``glob``)."""
     out = float_dtype(dtype)
-    check_dequantize(qtensor.scheme, codes.shape, prof)
+    try:
+        check_dequantize(qtensor.scheme, codes.shape, prof, strided=qtensor.last_axis_moved,
+                         f16=dtype == "f16" or qtensor.scheme.scale_dtype() is ScaleDtype.F16, fusible=fusible)
+    except BurnPanic as p:  # an f16/bf16 result is read through the backend (adapters/burn/src/ops.rs `dequantized`)
+        raise (p if dtype == "f32" else returned_by_backend_read(p, "float_into_data")) from None
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
@@ -144,6 +149,7 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
     if profile.max_vector_size <= 16 and np.asarray(qt.scales).size < layout_of(shape, scheme).block_count() \
             and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
+        check_dequantize(scheme, shape, profile)  # unless the read fails before any kernel reads a scale
         raise UndefinedBehaviour("fewer scales loaded than blocks: the rest of the scale buffer is uninitialized")
     return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
 

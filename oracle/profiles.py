@@ -205,8 +205,23 @@ _FUSED = dict(
 _WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
     name="burn-0.22.1/wgpu-fused",
     description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
-                "0.22.1 WGSL kernels, every op through burn-fusion's stream",
-    **_FUSED,
+                "0.22.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's kernels reading "
+                "one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
+    # B::quantize's f16-global assert runs on the stream too (measured), and so do burn-cubecl's q_flip and q_reshape
+    # refusals: burn-fusion registers the layout op and runs B::q_flip / B::q_reshape there (src/ops/qtensor.rs:156-307)
+    **{**_FUSED, "stream_panics": _FUSED["stream_panics"] | {
+        "cubecl.global_tensor_not_f32", "cubecl.q_flip", "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block",
+        "cubecl.reshape_split_block", "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim",
+        "cubecl.reshape_recompute_sub_byte", "cubecl.reshape_recompute_block"}},
+    fused_read="cubecl_fusion",  # burn-cubecl-fusion-0.22.1 src/engine/codegen/ir.rs:921-957
+    fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation
+    errored_handles=True,  # burn-ir-0.22.1 src/handle.rs:60-160
+    keeps_same_shape_reshape=True,  # burn-fusion-0.22.1 src/ops/qtensor.rs:156-159
+    # measured: [4, 0] @ [0, 3] gives zeros in a fresh process, earlier results' values (2.0, 53.77, ...) in a suite run
+    k0_matmul_unwritten=True,
+    # the fused kernels' vector width (burn-cubecl-fusion src/engine/launch/vectorization/planner.rs:387-411 asks
+    # io_optimized_vector_sizes): cubecl-wgpu-0.11.3 src/runtime.rs:689 (measured: vec4, vec2 for a last dim of 6)
+    max_vector_size=4,
 )
 
 _VULKAN_0_22_1 = _VULKAN.with_(

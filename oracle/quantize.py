@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of
-from .calibration import compute_range
+from .calibration import compute_range, ops_below_first_reduction
 from .choices import DIVISION, KERNEL, FixedStep
 from .codec import encode_scales
 from .encode import encode
@@ -36,7 +36,7 @@ from .rounding import dtype_name, round_up
 from .scales import effective_scales, stored_scales, validated_scale
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
-from .support import check_quantize, native_vector_width, on_stream
+from .support import check_quantize, native_vector_width, on_stream, read_below
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
@@ -64,11 +64,14 @@ def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profi
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x)
-    with on_stream(prof):
+    # A fused build runs compute_q_params' float ops as one elementwise kernel: a failed reduction (the range's first,
+    # or the two-level split's max) is read past that kernel and the quantize, and past the range's own later ops.
+    with on_stream(prof), read_below(prof, 2 + ops_below_first_reduction(x.shape, scheme)):
         lo, hi = compute_range(x, scheme, "minmax", profile=prof)
     if stages is not None:
         stages.min, stages.max = lo, hi
-    scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
+    with read_below(prof, 2):
+        scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
     with on_stream(prof):
         return _quantize(x, scheme, scales, glob, prof, stages)
 
