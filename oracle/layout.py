@@ -130,7 +130,8 @@ class Errored:
         if empty_short_cut(s, self.shape):
             return np.zeros(apply(np.zeros(self.shape, np.bool_), s).shape, np.float32)
         floated = self.ghost is not None and route(s, self.ghost, profile) in (float_, float_i8)
-        moved = self._moved(s, profile, 1)
+        # burn-tensor's vec-mat turn (``vecmat_swap``) is three ops: swap_dims on the lhs, the matmul, swap_dims back
+        moved = self._moved(s, profile, 3 if vecmat_swap(s, self.shape) is not None else 1)
         return replace(moved, ghost=None) if floated else moved
 
     def read(self) -> BurnPanic:

@@ -87,6 +87,16 @@ def test_a_failed_stream_op_is_read_below_it(steps, depth, root):
     raises("fusion.skipped", want, run_steps, _parts((4, 8)), steps, o.get_profile(FUSED))
 
 
+def test_the_vec_mat_turn_below_a_failure_is_three_ops():
+    """qlayout/fuzz/matmul-rank3-unit-rows-swaps-lhs: the slice fails (0), the reshape is skipped (1), then
+    burn-tensor's swap_dims, the matmul and the swap back (4; the float result is read as it is)."""
+    qt = o.QTensor(np.ones((2, 2), np.int8), np.ones(2, np.float32), None, Q8S.per_block([2], o.ScaleDtype.F32))
+    steps = [{"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "reshape", "shape": [1, 1, 2]},
+             {"op": "matmul", "rhs": [1.0, 1.0], "shape": [1, 2, 1]}]
+    want = INTO_DATA + EXECUTION + "the work writing it was skipped 4 operation(s) below a failure: " + NATIVE_Q8S
+    raises("fusion.skipped", want, run_steps, qt, steps, o.get_profile(FUSED))
+
+
 def test_a_two_level_trait_default_is_three_ops_above_its_read():
     """qlayout/q8s/two-level/repeat-dim: burn-dispatch does not forward q_repeat_dim, so the dequantize that fails, the
     float op and the quantize are three stream ops; the read's dequantize the fourth (measured: skipped 3)."""
