@@ -150,3 +150,26 @@ def test_a_fused_matmul_of_nothing_is_undefined():
         run_steps(_parts((4, 8)), steps, o.get_profile(FUSED))
     x, _ = run_steps(_parts((4, 8)), steps, o.get_profile(LEAN))
     assert x.tolist() == [[0.0] * 3] * 4
+
+
+def test_the_host_side_q_params_checks_run_past_a_failed_range():
+    """Found by fuzzing (seed 20261202, quantize_dynamic case 2): a rank-5 block range fails in its first reduction
+    (cubecl's tiling holds 8 dims) on the stream, held in error; compute_q_params still runs at the call and its
+    host-side check of a UE8M0 two-level scheme raises first. The lean build raises the reduction's panic."""
+    scheme = QuantScheme.default().with_value(QuantValue.Q8S).per_block([2, 1, 1, 2, 4], o.ScaleDtype.UE8M0) \
+        .per_tensor(o.ScaleDtype.F32)
+    x = np.ones((2, 1, 1, 2, 4), np.float32)
+    raises("qparams.block_dtype_too_wide", "block scales in UE8M0 reach f32's range, which a per-tensor scale cannot "
+           "absorb", o.quantize_dynamic, x, scheme, profile=FUSED)
+    with pytest.raises(o.BurnPanic) as err:
+        o.quantize_dynamic(x, scheme, profile=LEAN)
+    assert err.value.code == "cubecl.tiling_rank"
+
+
+def test_a_packed_dim_beyond_the_rank_fails_on_the_stream():
+    """Found by fuzzing (seed 20261202, quantize case 127): B::quantize's packed-axis swap runs on the stream."""
+    scheme = QuantScheme.default().with_value(QuantValue.Q4F).with_store(o.QuantStore.packed_u32(1))
+    bare = "the packed axis is one of the tensor's: OutOfBounds { dim: 18446744073709551615, rank: 1 }"
+    args = (np.ones(8, np.float32), scheme, np.ones(1, np.float32))
+    raises("fusion.deferred", INTO_DATA + EXECUTION + bare, o.quantize, *args, profile=FUSED, checked=True)
+    raises("cubecl.packed_axis_swap", bare, o.quantize, *args, profile=LEAN, checked=True)
