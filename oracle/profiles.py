@@ -396,7 +396,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1652 vectors: 1247 passed, 361 not applicable, 44 known divergences (2026-12-02, --strict-messages "
+        "1654 vectors: 1249 passed, 361 not applicable, 44 known divergences (2026-12-02, --strict-messages "
         "--exact-burn --timeout 120; the MXFP4/NVFP4 order of failures the lean build has too, issue 22: "
         "adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 others: every fusion difference modelled or "
         "declared undefined; built in `make burn-all`, not in CI",
