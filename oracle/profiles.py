@@ -205,8 +205,23 @@ _FUSED = dict(
 _WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
     name="burn-0.22.1/wgpu-fused",
     description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
-                "0.22.1 WGSL kernels, every op through burn-fusion's stream",
-    **_FUSED,
+                "0.22.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's kernels reading "
+                "one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
+    # B::quantize's f16-global assert runs on the stream too (measured), and so do burn-cubecl's q_flip and q_reshape
+    # refusals: burn-fusion registers the layout op and runs B::q_flip / B::q_reshape there (src/ops/qtensor.rs:156-307)
+    **{**_FUSED, "stream_panics": _FUSED["stream_panics"] | {
+        "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip", "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block",
+        "cubecl.reshape_split_block", "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim",
+        "cubecl.reshape_recompute_sub_byte", "cubecl.reshape_recompute_block"}},
+    fused_read="cubecl_fusion",  # burn-cubecl-fusion-0.22.1 src/engine/codegen/ir.rs:921-957
+    fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation
+    errored_handles=True,  # burn-ir-0.22.1 src/handle.rs:60-160
+    keeps_same_shape_reshape=True,  # burn-fusion-0.22.1 src/ops/qtensor.rs:156-159
+    # measured: [4, 0] @ [0, 3] gives zeros in a fresh process, earlier results' values (2.0, 53.77, ...) in a suite run
+    k0_matmul_unwritten=True,
+    # the fused kernels' vector width (burn-cubecl-fusion src/engine/launch/vectorization/planner.rs:387-411 asks
+    # io_optimized_vector_sizes): cubecl-wgpu-0.11.3 src/runtime.rs:689 (measured: vec4, vec2 for a last dim of 6)
+    max_vector_size=4,
 )
 
 _VULKAN_0_22_1 = _VULKAN.with_(
@@ -391,12 +406,19 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1525 vectors: 997 passed, 231 not applicable, 297 known divergences (2026-12-02, --strict-messages "
-        "--exact-burn; the unmodelled fusion classes: adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 "
-        "others; built in `make burn-all`, not in CI",
-        Campaign(20261202, None, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "02de996", 27,
-                 "600 cases of the mixed default stream (no shrinking): 389 passed, 184 not applicable, 27 diverging, "
-                 "the known fusion classes not modelled yet: not 20,000 cases per op"),
+        "1654 vectors: 1249 passed, 361 not applicable, 44 known divergences (2026-12-02, --strict-messages "
+        "--exact-burn --timeout 120; the MXFP4/NVFP4 order of failures the lean build has too, issue 22: "
+        "adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 others: every fusion difference modelled or "
+        "declared undefined; built in `make burn-all`, not in CI",
+        Campaign(20261202, 150, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
+                 "scripts/fuzz-campaign.sh BINARY 20261202 150 (qlayout and quantize_view again with --timeout 120: "
+                 "at the 30 s default autotune's first matmuls faulted 5 qlayout cases): 1,930 judged, 468 not "
+                 "applicable, 2 undefined; 5 diverging in three classes: B::quantize's packed-axis swap on the stream "
+                 "(quantize 1, quantize_dynamic 1) and compute_q_params' host-side assert past a failed range (quantize_dynamic 2), "
+                 "both modelled since (vectors quantize/fuzz/packed-dim-beyond-rank-on-the-stream, "
+                 "quantize_dynamic/fuzz/q-params-checks-past-a-failed-range), and the fp8 scale's compile error "
+                 "before write_range (dequantize 1; the lean binary answers it alike, issue 22): far from 20,000 "
+                 "cases per op"),
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",

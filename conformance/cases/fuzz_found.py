@@ -12,7 +12,8 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1() + _real_gpu_0_23()
+    return (_mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1() +
+            _real_gpu_0_23() + _real_fused_0_22_1())
 
 
 def _mutant_escapes():
@@ -264,6 +265,26 @@ def _real_gpu_0_22_1():
             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "
                    "own shape still meets q_reshape's N-D block check (`Reshape of ND block-quantized tensor "
                    "is not yet supported.`), on 0.22.0-pre.3 too (the oracle let a same-shape reshape through)"),
+    ]
+
+
+def _real_fused_0_22_1():
+    """Found by fuzzing burn 0.22.1's default (fused) WGSL binary (lavapipe; seed 20261202) against
+    burn-0.22.1/wgpu-fused."""
+    return [
+        case("quantize/fuzz/packed-dim-beyond-rank-on-the-stream", "quantize",
+             {"scheme": scheme("Q4F", store=("PackedU32", 1)), "api": "tensor"},
+             {"x": f32(np.ones(8)), "scales": f32([1.0])}, spec=("§7.6",),
+             reason="found by fuzzing the fused 0.22.1 WGSL binary (seed 20261202, quantize case 127): B::quantize's "
+                    "packed-axis swap (burn-cubecl-0.22.1 ops/qtensor.rs:106-110) runs on burn-fusion's stream, so "
+                    "the fused build reports it at the read; the lean builds at the call"),
+        case("quantize_dynamic/fuzz/q-params-checks-past-a-failed-range", "quantize_dynamic",
+             {"scheme": scheme("Q8S", block=[2, 1, 1, 2, 4], block_dtype="UE8M0", tensor="F32")},
+             {"x": f32(np.ones((2, 1, 1, 2, 4)))}, spec=("§2", "§3.1"),
+             reason="found by fuzzing the fused 0.22.1 WGSL binary (seed 20261202, quantize_dynamic case 2): the "
+                    "rank-5 range fails in its first reduction (cubecl's tiling holds 8 dims) on the stream, held "
+                    "in error; compute_q_params still runs at the call, so its UE8M0 two-level assert comes first "
+                    "on the fused build, the reduction's panic on the lean ones"),
     ]
 
 
