@@ -90,6 +90,22 @@ def check_signed_zeros(x: np.ndarray, axis: int) -> None:
         raise UndefinedBehaviour("+0.0 and -0.0 along a sorted axis: their order is the sort algorithm's")
 
 
+def total_order_sort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """burn's float sort on every backend the project builds: ``sort_unstable_by(f32::total_cmp)``, the reverse for
+    descending (burn-flex-0.23.0-pre.1 src/ops/sort.rs:40-43, :121-126; burn-backend-0.22.1 src/backend/ops/sort.rs:113-124
+    with burn-std-0.22.1 src/element/base.rs:204 for ndarray and the GPU builds, which sort on the host). IEEE's total
+    order: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN, so signed zeros and NaNs have one place each, and the
+    elements are moved, bits and all: numpy's ``np.sort`` rewrites every NaN to 0x7FC00000, which a requantization
+    to E5M2 then encodes as 0x7E where burn keeps the decoded NaN's 0x7FFFE000 and writes 0x7F (found by fuzzing
+    burn-flex 0.23.0-pre.1, docs/findings.md). Elements with equal keys have equal bits, so stability is moot."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.int32)
+    key = bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))  # total_cmp's key: a negative float's magnitude bits flipped
+    order = np.argsort(key, axis=axis, kind="stable")
+    out = np.take_along_axis(x, order, axis)
+    return np.ascontiguousarray(np.flip(out, axis) if descending else out)
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -131,19 +147,17 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
         if op == "mean_dim":  # ndarray's mean_axis and flex's mean_dim divide the f32 sum by the dim's size
             total = total / np.float32(x.shape[d])
         return _keep(x, total, d)
-    if op in ("max_dim", "min_dim"):
+    if op in ("max_dim", "min_dim"):  # the element at the arg index, its bits kept (a NaN's payload too)
         check_signed_zeros(x, s["dim"])
-        return _keep(x, (np.max if op == "max_dim" else np.min)(x, axis=s["dim"]), s["dim"])
-    if op in ("argmax", "argmin"):  # the first index of the extreme value, as f32 (``.float()``)
+        at = np.expand_dims((np.argmax if op == "max_dim" else np.argmin)(x, axis=s["dim"]), s["dim"])
+        return np.ascontiguousarray(np.take_along_axis(x, at, s["dim"]))
+    if op in ("argmax", "argmin"):  # the first index of the extreme value (the first NaN), as f32 (``.float()``)
         return _keep(x, (np.argmax if op == "argmax" else np.argmin)(x, axis=s["dim"]), s["dim"])
     if op == "sort":
+        return total_order_sort(x, s["dim"], bool(s.get("descending")))
+    if op == "topk":  # burn-backend's float_topk default: float_sort descending, then the first k
         check_signed_zeros(x, s["dim"])
-        out = np.sort(x, axis=s["dim"])
-        return np.ascontiguousarray(np.flip(out, s["dim"]) if s.get("descending") else out)
-    if op == "topk":
-        check_signed_zeros(x, s["dim"])
-        out = np.flip(np.sort(x, axis=s["dim"]), s["dim"])
-        return np.ascontiguousarray(np.take(out, np.arange(s["k"]), axis=s["dim"]))
+        return np.ascontiguousarray(np.take(total_order_sort(x, s["dim"], True), np.arange(s["k"]), axis=s["dim"]))
     raise ValueError(f"unknown float-op step {op!r}; known: {', '.join(FLOAT_STEPS)}")
 
 

@@ -12,7 +12,20 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1()
+    return (_mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1()
+            + _float_ops())
+
+
+def _float_ops():
+    return [
+        case("float_ops/fuzz/e5m2-zero-block-sort", "float_ops",
+             {"scheme": scheme("E5M2", block=[2], block_dtype="F16", tensor="F32"),
+              "steps": [{"op": "sort", "dim": 0}]}, {"x": f32(0.0, 0.0)}, spec=("§9.5", "§5.1"),
+             reason="found by fuzzing burn-flex 0.23.0-pre.1 (seed 20261203, case 2893): a block of zeros quantizes "
+                    "to NaN codes (0/0), which decode to f32 0x7FFFE000; burn's sort (sort_unstable_by(f32::total_cmp), "
+                    "burn-flex-0.23.0-pre.1 src/ops/sort.rs:40-43) moves those bits and the requantization writes 0x7F; "
+                    "the oracle had sorted with numpy, which rewrites a NaN to 0x7FC00000 (then 0x7E)"),
+    ]
 
 
 def _mutant_escapes():
