@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import BurnPanic, UndefinedBehaviour
-from .layout import load, read_back, step
+from .layout import load_deferred, read_back, step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
@@ -240,18 +240,19 @@ def stack_steps(s: dict, shape: tuple[int, ...]) -> list[dict]:
     return [{"op": "reshape", "shape": unsqueezed}, {"op": "cat", "dim": s["dim"], "copies": s["copies"]}]
 
 
-def start(inputs: dict, scheme, profile: Profile) -> QTensor:
+def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
     """The quantized tensor a chain starts from: ``Tensor::from_data(TensorData::quantized(..))`` of its parts
     (``codes``, ``scales``, ``global``), or ``Tensor::from_data(x).quantize_dynamic(&scheme)`` of a float ``x``
     (any float dtype): quantized on the device, which holds it as it holds a loaded tensor (the CPU backends build
-    it through ``TensorData::quantized`` and ``q_from_data``)."""
+    it through ``TensorData::quantized`` and ``q_from_data``). With it, the panic of an upload wgpu copies only at
+    the next flush (``layout.load_deferred``; None where there is none)."""
     if "x" not in inputs:
         codes = np.asarray(inputs["codes"], dtype=np.int8)
-        return load(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(), inputs.get("global"),
-                            scheme), profile)
+        return load_deferred(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(),
+                                     inputs.get("global"), scheme), profile)
     qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
     return QTensor(qt.codes, qt.scales, qt.global_scale,
-                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE))
+                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)), None
 
 
 def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np.ndarray | None:
@@ -265,10 +266,23 @@ def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np
         return None
 
 
-def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+HOST_READS = frozenset({"sort"})
+"""Float ops that read the tensor back to the host on the GPU, a flush that meets a deferred upload's panic:
+burn-backend's ``float_sort`` default (``try_read_sync``; burn-cubecl has no sort of its own,
+burn-backend-0.22.1 src/backend/ops/tensor.rs:1809-1823). Measured on 0.22.1 SPIR-V: an oversized E2M1 upload,
+then ``sort`` and a refused reshape, fails with the upload's panic; ``topk`` (a kernel) or ``abs`` then the reshape
+fail with the reshape's."""
+
+
+def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
+              upload: BurnPanic | None = None) -> tuple[np.ndarray, QTensor | None]:
     """The steps in order (layout steps as ``oracle/layout.py`` routes them, float-op steps by :data:`ROUTES`);
-    returns the dequantized result and the quantized tensor held at the end (``None`` for a float result)."""
+    returns the dequantized result and the quantized tensor held at the end (``None`` for a float result). A
+    deferred ``upload`` panic comes at the first flush: a :data:`HOST_READS` step or the read-back, after the host-side
+    panics of the steps before it (as in ``qlayout``, ``layout.run_steps``)."""
     for s in steps:
+        if upload is not None and s["op"] in HOST_READS:
+            raise upload
         if s["op"] in ROUTES:
             held = float_step(held, s, profile)
         elif s["op"] == "stack":
@@ -278,4 +292,6 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -
             held = matmul(held, s, profile)
         else:
             held = step(held, s, profile)
+    if upload is not None:
+        raise upload
     return read_back(held, profile)

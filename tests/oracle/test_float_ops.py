@@ -149,3 +149,21 @@ def test_unknown_steps_and_operands_are_named():
         run([{"op": "exp"}])
     with pytest.raises(ValueError, match="rhs"):
         run([{"op": "add", "rhs": 2.0}])
+
+
+@pytest.mark.parametrize("steps, code", [
+    ([{"op": "reshape", "shape": [6, 1, 16]}], "cubecl.reshape_nd_block"),
+    ([{"op": "topk", "dim": 1, "k": 8}, {"op": "reshape", "shape": [6, 1, 8]}], "cubecl.reshape_nd_block"),
+    ([{"op": "abs"}, {"op": "reshape", "shape": [6, 1, 16]}], "cubecl.reshape_nd_block"),
+    ([{"op": "sort", "dim": 1}, {"op": "reshape", "shape": [6, 1, 16]}], "wgpu.write_range"),
+    ([{"op": "neg"}, {"op": "reshape", "shape": [6, 1, 16]}], "wgpu.write_range"),
+])
+def test_an_oversized_upload_fails_at_the_first_flush(steps, code):
+    """Measured on burn-wgpu 0.22.1 SPIR-V (lavapipe): wgpu copies an upload only when the queue is flushed, so a
+    later step's host-side panic comes first, unless a sort (read back to the host) or the final read flushes it."""
+    scheme = {"value": "E2M1", "store": {"PackedU32": 0}, "mode": "Symmetric", "tensor": None,
+              "block": {"size": [6, 8], "dtype": "UE4M3"}}
+    parts = {"codes": (np.arange(96) % 15 - 7).astype(np.int8).reshape(6, 16), "scales": np.array([1.0, 2.0], np.float32)}
+    with pytest.raises(oracle.BurnPanic) as e:
+        run(steps, parts, scheme=scheme, profile="burn-0.22.1/vulkan")
+    assert e.value.code == code
