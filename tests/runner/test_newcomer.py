@@ -184,7 +184,17 @@ def test_readme_opens_with_the_quick_start_for_backend_authors():
     assert commands[2].startswith("cp examples/subprocess_backend.py ")
     assert [c.split()[1] for c in commands[3:]] == ["list", "run", "explain"]
     assert " run -q " in commands[4] and "--profile" in commands[5]
-    assert "**What `dequantize` means here.**" in section and "round trip" in section and "its own op" in section
+    assert "**What `dequantize` means here.**" in section and "round trip" in section
+
+
+def test_the_quick_start_sends_a_loader_to_load_quantized():
+    """A loader reading the quick start learns the op that asks its question, with the preset and the example
+    that the example really declares."""
+    section = README.split("## Quick start for backend authors", 1)[1].split("\n## ", 1)[0]
+    assert "`load_quantized`" in section and "`examples/loader_backend.py`" in section
+    import examples.loader_backend as loader
+    capabilities = loader.Loader().hello()["capabilities"]
+    assert f'`{json.dumps(capabilities)}`' in section.replace("\n", " ")
 
 
 def test_the_quick_start_runs_as_written(tmp_path):
