@@ -156,14 +156,14 @@ _E5M2_NAN_ZEROS = np.array([0x3C, 0x7E, 0xBC, 0x80, 0x00, 0xFE], np.uint8).view(
 _E5M2_NAN_ROW = np.array([[0x3C, 0x7E, 0xBC, *range(0x40, 0x4D)]], np.uint8).view(np.int8)  # 1, NaN, -1, 2 .. 12
 NAN_STEPS = {
     "sort-nan-zeros": ([{"op": "sort", "dim": 0}], _E5M2_NAN_ZEROS,
-                       "burn's sort is sort_unstable_by(f32::total_cmp) on every backend: -0.0 before +0.0, NaNs "
-                       "last, moved bits and all; burn-flex 0.23.0-pre.1 decodes every fp8 NaN to 0x7FFFE000 and "
-                       "encodes it again as 0x7F (a sort that rewrote it to 0x7FC00000, as numpy's does, gives 0x7E)"),
+                       ("burn's sort is sort_unstable_by(f32::total_cmp) on every backend: -0.0 before +0.0, NaNs "
+                        "last, moved bits and all; burn-flex 0.23.0-pre.1 decodes every fp8 NaN to 0x7FFFE000 and "
+                        "encodes it again as 0x7F (a sort that rewrote it to 0x7FC00000, as numpy's does, gives 0x7E)")),
     "sort-desc-nan-zeros": ([{"op": "sort", "dim": 0, "descending": True}], _E5M2_NAN_ZEROS,
                             "sort_descending: the reverse total order, NaNs first, +0.0 before -0.0"),
     "max-dim-nan": ([{"op": "max_dim", "dim": 1}], _E5M2_NAN_ROW,
-                    "q_max_dim is q_argmax then q_gather: argmax stops at the first NaN, and the gather moves that "
-                    "element's bits (a float max that rewrote the NaN would give 0x7E on 0.23.0-pre.1 flex)"),
+                    ("q_max_dim is q_argmax then q_gather: argmax stops at the first NaN, and the gather moves that "
+                     "element's bits (a float max that rewrote the NaN would give 0x7E on 0.23.0-pre.1 flex)")),
 }
 
 

@@ -875,7 +875,7 @@ def _float_steps(d, shape: tuple) -> list[dict]:
         after = _float_shape(shape, s)
         if after is None or not len(after) <= LAYOUT_MAX_RANK or math.prod(after) > LAYOUT_MAX_ELEMENTS:
             s, after = {"op": "abs"}, shape
-        if s["op"] == "sqrt":  # of non-negative values: where burn's NaNs go in a later sort is not modelled
+        if s["op"] == "sqrt":  # of non-negative values: the sign and bits of the NaN burn's sqrt makes are not modelled
             steps.append({"op": "abs"})
         steps.append(s)
         shape = after
@@ -924,8 +924,8 @@ def float_ops_cases(d, profile) -> FuzzCase:
 
 
 def _finite_codes(codes: np.ndarray, value: str) -> np.ndarray:
-    """fp8 NaN and inf codes replaced by 0: which NaN a float op passes on to a requantization, and where a sort
-    puts it, is not modelled yet."""
+    """fp8 NaN and inf codes replaced by 0: which NaN each float op makes of them and passes on to a requantization
+    (on every build and GPU kernel) is not modelled yet; a sort's is (the total order, bits moved: oracle/float_ops.py)."""
     if value not in ("E4M3", "E5M2"):
         return codes
     as_float = codes.view(np.uint8).view(ml_dtypes.float8_e4m3fn if value == "E4M3" else ml_dtypes.float8_e5m2)

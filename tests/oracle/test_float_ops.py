@@ -108,7 +108,7 @@ def test_a_requantizing_sort_keeps_the_decoded_nan_bits_on_0_23_flex():
     gives a NaN scale, which clamp_min(f32::MIN_POSITIVE) replaces by MIN_POSITIVE; +-1 / MIN_POSITIVE saturate to
     +-57344 (0x7B, 0xFB), the zeros keep their sign (0x80, 0x00) and the NaN keeps its top mantissa bits 11:
     0x7E | 0x3 = 0x7F (the case fuzzing found: a NaN rewritten to 0x7FC00000 would be 0x7E)."""
-    e5m2 = dict(scheme=E5M2, profile="burn-0.23.0-pre.1/flex")
+    e5m2 = {"scheme": E5M2, "profile": "burn-0.23.0-pre.1/flex"}
     out = run([{"op": "sort", "dim": 0}], E5M2_NAN_ZEROS, **e5m2)
     assert out["codes"].view(np.uint8).tolist() == [0xFB, 0x80, 0x00, 0x7B, 0x7F, 0x7F]
     assert bits(out["scales"]) == bits([np.finfo(np.float32).tiny])
