@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from oracle.scheme import QuantScheme
+from oracle.scheme import QuantScheme, memo_key
 from oracle.vocabulary import FLOAT_DTYPES, LEVELS, MODES, SCALE_DTYPES, SCALE_OPS, STORES, VALUES, level
 
 from .formats import FORMATS, ROW, Format
@@ -246,6 +246,27 @@ def tensor_shape(vector) -> tuple[int, ...] | None:
         if name in vector.inputs:
             return tuple(vector.inputs[name].shape)
     return None
+
+
+def capability_key(vector) -> tuple:
+    """Everything of ``vector`` that capabilities read (``Capabilities.not_applicable`` and ``formats_of``, through
+    ``needs`` and ``Pattern.mismatch``): its op, params, its inputs' dtypes, and of the tensor it works on only the
+    rank (a ``ranks`` rule) and the last dim (a per-row block rule, ``BlockRule.accepts``). Two vectors with one
+    key get the same answers, so a caller may remember them by it; a rule that reads more must be keyed here."""
+    shape = tensor_shape(vector)
+    return (vector.op, params_key(vector.params), tuple((k, a.dtype) for k, a in vector.inputs.items()),
+            None if shape is None else (len(shape), shape[-1] if shape else None))
+
+
+def params_key(params: dict) -> tuple:
+    """A key equal for two params only when they are equal JSON with the same exact types: the scheme by
+    ``memo_key`` (oracle/scheme.py), a plain scalar by its type and value, anything else by its ``repr``. Equal
+    params built in another key order get two keys, which costs a cache entry or a group, never a wrong answer."""
+    return tuple((k, memo_key(v) if k == "scheme" else (type(v), v) if type(v) in _SCALARS else repr(v))
+                 for k, v in params.items())
+
+
+_SCALARS = (str, int, bool, type(None))  # not float: a NaN would make a key unequal to itself (repr'd instead)
 
 
 def input_floats(vector) -> set[str]:

@@ -40,6 +40,9 @@ class TensorIOError(ValueError):
 
 def dtype_name(array: np.ndarray) -> str:
     """The safetensors name of an array's dtype; TensorIOError if qconform does not use it."""
+    name = _NAMES.get(array.dtype)  # a native dtype (nearly every array): no new dtype made per call
+    if name is not None:
+        return name
     try:
         return _NAMES[array.dtype.newbyteorder("=")]
     except KeyError:

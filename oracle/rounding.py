@@ -6,6 +6,9 @@ round-to-nearest-even, so each function is exact for every input (see docs/verif
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import ml_dtypes
 import numpy as np
 
@@ -98,19 +101,37 @@ def round_up(scales: np.ndarray, dtype: ScaleDtype, *, ue8m0: bool = False, in_k
         if not ue8m0:
             raise ValueError("UE8M0 has no round-up rule in this release")
         return _round_up_ue8m0(s, in_kernel)
-    grid = dtype.grid
-    step = np.uint32(grid.bit_step)
-    stepped = ((_bits(s) + (step - np.uint32(1))) & ~(step - np.uint32(1))).view(np.float32)
-    out = stepped
+    grid = _grid_constants(dtype)
+    out = ((s.view(np.uint32) + grid.add) & grid.mask).view(np.float32)
     if grid.min_normal is not None:
-        spacing = np.float32(grid.spacing)
-        with np.errstate(invalid="ignore", over="ignore"):
-            sub = np.ceil(s / spacing) * spacing  # power-of-two scaling: both steps exact
-        out = np.where(s < np.float32(grid.min_normal), sub, stepped)
-    out = np.where(s >= np.float32(dtype.max_representable()), np.float32(dtype.max_representable()), out)
+        below = s < grid.min_normal
+        if below.any():  # the subnormal grid (computed only where some scale needs it; a NaN is not below)
+            with np.errstate(invalid="ignore", over="ignore"):
+                sub = np.ceil(s / grid.spacing) * grid.spacing  # power-of-two scaling: both steps exact
+            out = np.where(below, sub, out)
+    out = np.where(s >= grid.max, grid.max, out)
     if in_kernel:
         return out.astype(np.float32, copy=False)
     return np.where(np.isnan(s), s, out).astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class _GridConstants:
+    """A scale dtype's round-up grid as f32/u32 scalars, made once (numpy scalars cost a call each)."""
+    add: np.uint32        # bit_step - 1: added to the bit pattern, then
+    mask: np.uint32       # ~(bit_step - 1): the low bits cleared, so the value steps up onto the grid
+    min_normal: np.float32 | None
+    spacing: np.float32 | None
+    max: np.float32
+
+
+@functools.cache
+def _grid_constants(dtype: ScaleDtype) -> _GridConstants:
+    grid, step = dtype.grid, np.uint32(dtype.grid.bit_step)
+    return _GridConstants(step - np.uint32(1), ~(step - np.uint32(1)),
+                          None if grid.min_normal is None else np.float32(grid.min_normal),
+                          None if grid.min_normal is None else np.float32(grid.spacing),
+                          np.float32(dtype.max_representable()))
 
 
 _UE8M0_MIN = np.float32(2.0**-127)

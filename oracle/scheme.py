@@ -264,8 +264,9 @@ class QuantScheme:
     @classmethod
     def from_json(cls, data: dict) -> QuantScheme:
         """Parse the JSON form; a missing or unknown field is a ``ValueError`` naming it. Memoized on the JSON's
-        ``repr`` (a scheme is immutable, and the fuzzer and the runner parse the same few schemes per case)."""
-        key = repr(data)
+        content (``memo_key``: a scheme is immutable, and the fuzzer and the runner parse the same few schemes per
+        case), so a JSON object changed after a parse is parsed again."""
+        key = memo_key(data)
         parsed = _PARSED.get(key)
         if parsed is None:
             parsed = cls._parse(data)
@@ -294,7 +295,33 @@ class QuantScheme:
             raise ValueError(f"invalid QuantScheme JSON {data!r}: {err!r}") from None
 
 
-_PARSED: dict[str, QuantScheme] = {}  # repr of a scheme's JSON -> the parsed scheme (successes only)
+_PARSED: dict[object, QuantScheme] = {}  # memo_key of a scheme's JSON -> the parsed scheme (successes only)
+
+
+def memo_key(data: object) -> object:
+    """A key equal for two scheme JSONs only when their content is equal with the same exact types, so that
+    equal keys parse alike: for the usual form (five fields of strings and None, a store word or ``{kind: int}``,
+    a block ``{"size": [int], "dtype": str}``) a tuple of those, about half ``repr``'s cost; anything else its
+    ``repr`` (a ``str``, never equal to a tuple). Exact types, because ``1 == 1.0 == True`` while the parser's
+    answers to them may differ."""
+    if type(data) is dict and len(data) == 5:
+        value, store, mode = data.get("value"), data.get("store"), data.get("mode")
+        tensor, block = data.get("tensor", _NO), data.get("block", _NO)
+        if type(store) is dict and len(store) == 1:  # {"PackedU32": 0}: as the pair, if a str and an int
+            ((kind, dim),) = store.items()
+            store = (kind, dim) if type(kind) is str and type(dim) is int else _NO
+        if type(value) is str and type(store) in (str, tuple) and type(mode) is str and \
+                (tensor is None or type(tensor) is str):
+            if block is None:
+                return value, store, mode, tensor, None
+            if type(block) is dict and len(block) == 2:
+                size, dtype = block.get("size"), block.get("dtype")
+                if type(size) is list and len(size) == 1 and type(size[0]) is int and type(dtype) is str:
+                    return value, store, mode, tensor, size[0], dtype
+    return repr(data)
+
+
+_NO = object()  # a missing field or a store of another form: left to ``repr`` (and the parser's error)
 
 
 def quantizable(scheme: QuantScheme, *, ue8m0_round_up: bool = False) -> bool:

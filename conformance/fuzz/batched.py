@@ -28,8 +28,9 @@ from oracle.scheme import QuantScheme
 
 from ..backends.oracle import run_oracle
 from ..cases import Case
-from ..contracts import contracts
+from ..contracts import TOLERANT_OPS, contracts
 from ..generate import CaseError, expect
+from ..patterns import params_key
 from ..protocol import Result
 
 OPS = ("quantize_dynamic", "quantize", "dequantize")
@@ -63,18 +64,18 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
 
 
 def group_key(case, b: int, row: int) -> tuple:
-    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes.
-    Params by ``repr`` (a fifth of ``json.dumps``' cost): equal reprs are equal JSON params; equal params built in
-    another key order only make two groups."""
-    dtypes = tuple((k, case.inputs[k].dtype.str) for k in sorted(case.inputs))
-    return case.op, b, row, repr(case.params), dtypes
+    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes."""
+    dtypes = tuple((k, case.inputs[k].dtype) for k in sorted(case.inputs))  # a dtype (its .str is made per call)
+    return case.op, b, row, params_key(case.params), dtypes
+
 
 
 def expectations(cases: list, profile: str, as_case) -> list[dict | None]:
     """Per case, ``generate.expect``'s answer computed in a stacked run, or None where the case must be evaluated
     on its own (``as_case`` turns a fuzz case into the ``Case`` that ``expect`` takes)."""
-    def expectation(case, outputs, stages):
-        return {"outputs": outputs, "values": {}, "compare": contracts(as_case(case), profile), "stages": stages}
+    def expectation(case, outputs, stages):  # contracts gives a tolerance only to TOLERANT_OPS (no Case made else)
+        compare = contracts(as_case(case), profile) if case.op in TOLERANT_OPS else {}
+        return {"outputs": outputs, "values": {}, "compare": compare, "stages": stages}
     return _batched(cases, profile, expectation, with_stages=True)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import hashlib
 import itertools
 import json
@@ -30,6 +31,7 @@ from random import Random
 import numpy as np
 
 import oracle
+from oracle.scheme import memo_key
 from oracle.vocabulary import level
 
 from .. import diagnose
@@ -37,6 +39,7 @@ from ..hypotheses import FAMILIES
 from ..cases import Case
 from ..compare import FAILED, PASSED
 from ..contracts import TOLERANT_OPS, contracts
+from ..backends.python import PythonBackend
 from ..generate import PROFILES, CaseError, canonical_json, expect
 from ..protocol import Declined, Error, Fault
 from ..runner import Runner
@@ -44,6 +47,7 @@ from ..tags import data_tags, outcome_tags, structural_tags
 from ..outputs import OutputError, write_folder
 from ..vectors import Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
 from ..formats import formats_of
+from ..patterns import capability_key
 from . import batched
 from .scope import scope_of
 from .strategies import DataDraw, FuzzCase, RandomDraw, scheme_obj, draw_case
@@ -99,20 +103,23 @@ class _Prefetched:
 
 class _Remembered:
     """A backend's capabilities, whose answers about a case (``not_applicable``, ``formats_of``) are remembered
-    per op, params and the dtypes and shapes of its inputs: everything of a case but its values, which no
-    capability reads. The runner asks both of every case; fuzz cases of one format repeat those keys often."""
+    per ``capability_key``: everything of a case that capabilities read (its op, params, input dtypes, and the
+    rank and last dim of its tensor). The runner asks both of every case; fuzz cases of one format repeat
+    those keys often."""
 
     def __init__(self, capabilities):
-        self._caps, self._answers, self._last = capabilities, {}, (None, None)
+        self._caps, self._answers, self._last = capabilities, {}, (None, None, None, None)
 
     def __getattr__(self, name):
         return getattr(self._caps, name)
 
     def _remembered(self, question: str, vector):
-        if self._last[0] is not vector:  # the runner asks both questions of one vector in a row: one key
-            self._last = (vector, (vector.op, repr(vector.params),
-                                   tuple((k, a.dtype.str, a.shape) for k, a in vector.inputs.items())))
-        key = (question, self._last[1])
+        # One key per case: the prefetch and the runner ask of one case in a row, through a Case and then a
+        # Vector that hold the case's own params and inputs objects (held here, so never another case's).
+        last = self._last
+        if last[0] is not vector.params or last[1] is not vector.inputs or last[2] != vector.op:
+            last = self._last = (vector.params, vector.inputs, vector.op, capability_key(vector))
+        key = (question, last[3])
         if key not in self._answers:
             if len(self._answers) > 1 << 16:  # a bound on memory in a long run
                 self._answers.clear()
@@ -158,6 +165,7 @@ class Fuzzer:
         self.scope = scope_of(self._backend.hello.capabilities, self.formats, ops)
         self._aliased = expectations is not None and bool(expectations.entries)
         self._ready: dict[int, dict] = {}  # id(case.inputs) -> its expectation from a batched run (batched.py)
+        self._labels: dict[tuple, str] = {}  # (scheme key, shape) -> its label
 
     def close(self):
         self.runner.close()
@@ -185,13 +193,20 @@ class Fuzzer:
         return Vector(vid, c.alias, c.op, c.params, c.inputs, expected)
 
     def label(self, case: FuzzCase) -> str:
-        """The named format a case is (the first of the registry's), else ``other``: the report counts by it."""
-        obj = scheme_obj(case.params["scheme"]) if "scheme" in case.params else None
-        if obj is None:
-            return "no scheme" if "scheme" not in case.params else "other"
+        """The named format a case is (the first of the registry's), else ``other``: the report counts by it.
+        Remembered per scheme and shape (all it reads), which a run repeats."""
+        if "scheme" not in case.params:
+            return "no scheme"
         shape = case.params.get("shape") or next((a.shape for k, a in case.inputs.items() if k in ("x", "codes")), None)
-        names = formats_of(obj, shape)
-        return names[0] if names else "other"
+        key = (memo_key(case.params["scheme"]), repr(shape) if type(shape) is list else shape)
+        found = self._labels.get(key)
+        if found is None:
+            obj = scheme_obj(case.params["scheme"])
+            names = formats_of(obj, shape) if obj is not None else []
+            found = self._labels[key] = names[0] if names else "other"
+            if len(self._labels) > 1 << 16:  # a bound on memory in a long run
+                self._labels.clear()
+        return found
 
     def judge(self, case: FuzzCase):
         """(verdict, signature): signature None when the backend agrees or the case is not applicable."""
@@ -227,6 +242,7 @@ class Fuzzer:
         start = time.monotonic()
         judged = self._in_workers(indices, seconds, start, report) if self.jobs > 1 else \
             self._judged(indices, seconds, start)
+        frozen = _freeze_old_objects()
         try:
             for index, status, sig, found, where in judged:
                 if status == NOT_RUN:
@@ -243,6 +259,8 @@ class Fuzzer:
             close = getattr(judged, "close", None)
             if close is not None:
                 close()  # a pool's workers stop (and stop their backends) now, not at garbage collection
+            if frozen:
+                gc.unfreeze()
         report.seconds = time.monotonic() - start
         if report.gave_up and hasattr(indices, "__len__"):  # the cases after the first one not run
             report.not_run = max(report.not_run, len(indices) - report.cases)
@@ -332,14 +350,17 @@ class Fuzzer:
         """(index, case, choices) in order; for a backend that takes several requests in flight
         (``run_many``), a batch's requests go out together and the judge finds their answers waiting."""
         prefetch = hasattr(self._backend, "run_many")
+        # a batch in flight through a pipe is bounded (BATCH); an in-process run_many has no pipe and takes the
+        # whole drawn batch, so that its stacked runs group as many cases as the expectations' do
+        per = EXPECT_BATCH if isinstance(self._backend, PythonBackend) else BATCH
         it = iter(indices)
         while seconds is None or time.monotonic() - start < seconds:
             drawn = [(i, *self.draw(i)) for i in itertools.islice(it, EXPECT_BATCH)]
             if not drawn:
                 return
             self._expect_batch([case for _, case, _ in drawn])
-            for first in range(0, len(drawn), BATCH):
-                batch = drawn[first:first + BATCH]
+            for first in range(0, len(drawn), per):
+                batch = drawn[first:first + per]
                 if prefetch:
                     self._prefetch([case for _, case, _ in batch])
                 yield from batch
@@ -355,7 +376,7 @@ class Fuzzer:
 
     def _prefetch(self, cases: list[FuzzCase]) -> None:
         caps = self.runner.backend.hello.capabilities  # the remembered answers, which the runner asks again
-        wanted = [c for c in cases if caps.not_applicable(_as_case(c, False)) is None]
+        wanted = [c for c in cases if caps.not_applicable(c) is None]  # capabilities read op, params, inputs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             outcomes = self._backend.run_many([(c.op, c.params, c.inputs) for c in wanted])
@@ -634,6 +655,17 @@ def status_of(verdict) -> str:
     if verdict is UNDEFINED:
         return "undefined behaviour (skipped)"
     return FAULTED if verdict.status == FAILED and verdict.kind in FAULT_KINDS else verdict.status
+
+
+def _freeze_old_objects() -> bool:
+    """``gc.freeze()`` for the loop, unless someone froze objects already (theirs to undo): what existed before
+    the run (numpy, the oracle's tables, the remembered answers) is then not walked again by every full
+    collection the run's allocations trigger, about 10 µs a case for a one-format run (docs/performance.md).
+    True when this froze them (``gc.unfreeze()`` after the loop)."""
+    if gc.get_freeze_count():
+        return False
+    gc.freeze()
+    return True
 
 
 def _first_line(text: str) -> str:

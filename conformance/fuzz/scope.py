@@ -11,6 +11,7 @@ an unrestricted backend gets no scope, and the fuzzer keeps its default case str
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -90,6 +91,11 @@ class Scope:
     """Per op, the targets to draw from; ``ops`` the ops drawn (weighted toward the arithmetic)."""
     targets: dict
     ops: tuple[str, ...]
+
+    @functools.cached_property
+    def weighted_ops(self) -> list[str]:
+        """``ops`` with each op repeated by its weight: the list a case's op is picked from (made once)."""
+        return [op for op in self.ops for _ in range(WEIGHTS.get(op, 1))]
 
     def labels(self) -> list[str]:
         return sorted({t.label for ts in self.targets.values() for t in ts})

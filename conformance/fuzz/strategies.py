@@ -31,6 +31,8 @@ from oracle.blocks import params_shape
 from oracle.rounding import FLOAT_DTYPES
 from oracle.support import check_quantize
 
+from .scope import draw_scheme, draw_shape, finish_scheme
+
 
 def _draw_order(words: tuple[str, ...], order: str) -> tuple[str, ...]:
     """``words`` (a list of oracle/vocabulary.py) in the order the fuzzer draws them. The order is the shrinker's
@@ -206,23 +208,37 @@ def _rare_value(c: int, sign: np.ndarray, half: np.ndarray, s: float) -> np.ndar
 def values_from_recipe(recipe: bytes, n: int, dtype, s: float, value: str, specials: bool) -> np.ndarray:
     """``n`` values of ``dtype`` built from two recipe bytes each (class, magnitude) around the scale ``s``."""
     # A big-endian u16 per pair is (class byte << 8 | magnitude byte): masked, the pair's index in 0..8191.
-    pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=">u2") & np.uint16(0x1FFF)
+    pair = np.frombuffer(recipe.ljust(2 * n, b"\0")[:2 * n], dtype=">u2").astype(np.intp)
+    pair &= 0x1FFF
     t = _recipe_table(value, specials)
-    out = t.signed[pair]  # a fresh array (a gather), scaled in place:
-    out *= s              # = (sign * s) * around: the sign is +-1, so both products round alike
-    marked = np.flatnonzero(t.flags[pair])  # the few pairs that are not a plain multiple of s
+    # take with an intp index: [] (or a uint16 index) converts the index on every call, a few times slower
+    out = t.signed.take(pair)  # a fresh array (a gather), scaled in place:
+    out *= s                   # = (sign * s) * around: the sign is +-1, so both products round alike
+    flags = t.flags.take(pair)
+    marked = np.flatnonzero(flags)  # the few pairs that are not a plain multiple of s
     if marked.size:
-        flags = t.flags[pair[marked]]
+        flags = flags.take(marked)
         fixed = marked[flags == _FIXED]
-        out[fixed] = t.value[pair[fixed]]
+        out[fixed] = t.value.take(pair.take(fixed))
     with np.errstate(over="ignore", invalid="ignore"):
         x = out.astype(np.float32).astype(dtype, copy=False)  # f32 tensors: no second copy
         if marked.size:
-            for flag, toward in ((_TIE_UP, np.inf), (_TIE_DOWN, -np.inf)):
-                tie = marked[flags == flag]
-                if tie.size:  # a tie's neighbour in the tensor's own dtype
-                    x[tie] = np.nextafter(x[tie], np.array(toward, dtype))
+            is_tie = flags >= _TIE_UP
+            tie = marked[is_tie]
+            if tie.size:  # a tie's neighbour in the tensor's own dtype, up or down (one call for both)
+                x[tie] = np.nextafter(x[tie], _toward(dtype).take(flags[is_tie]))
     return x
+
+
+_TOWARDS: dict = {}
+
+
+def _toward(dtype) -> np.ndarray:
+    """Per flag, the direction of a tie's neighbour in ``dtype`` (+inf for _TIE_UP, -inf for _TIE_DOWN)."""
+    found = _TOWARDS.get(dtype)
+    if found is None:
+        found = _TOWARDS[dtype] = np.array([0, 0, np.inf, -np.inf]).astype(dtype)
+    return found
 
 
 _FIXED, _TIE_UP, _TIE_DOWN = 1, 2, 3  # _RecipeTable.flags
@@ -244,10 +260,10 @@ _TABLES: dict[tuple[str, bool], _RecipeTable] = {}
 
 
 def _recipe_table(value: str, specials: bool) -> _RecipeTable:
-    key = (value, specials)
-    if key not in _TABLES:
-        _TABLES[key] = _build_recipe_table(value, specials)
-    return _TABLES[key]
+    found = _TABLES.get((value, specials))
+    if found is None:
+        found = _TABLES[value, specials] = _build_recipe_table(value, specials)
+    return found
 
 
 def _build_recipe_table(value: str, specials: bool) -> _RecipeTable:
@@ -314,14 +330,33 @@ def _odd_scales(s: float) -> list[float]:
 _EXPONENTS = np.array([0, -1, 1, -2, 2], dtype=np.float64)
 
 
+def _byte_tables() -> tuple[np.ndarray, ...]:
+    """What each of the 256 scale bytes means, worked out once, so that a tensor of scales is one lookup and one
+    product: an explicit scale is ``s * MULT[b]`` (``2^j``, or -1 for ``-s``) unless ``FIXED[b]``, where it is
+    ``ODD[b]`` (a value that does not scale with ``s``); a stored scale is ``s * STORED[b]`` (0 for a zero).
+    The meanings are the ones the two functions below document."""
+    b = np.arange(256)
+    mult = np.exp2(_EXPONENTS[b // 6 % 5])
+    odd = np.array(_odd_scales(1.0))[b // 6 % 10]
+    replaced = b % 6 == 5
+    minus_s = replaced & (b // 6 % 10 == 2)  # _odd_scales' -s: s * -1, exactly
+    mult[minus_s] = -1.0
+    fixed = replaced & ~minus_s
+    stored = np.where(b % 10 == 9, 0.0, np.exp2(_EXPONENTS[b // 10 % 5]))
+    return mult, fixed, np.where(fixed, odd, 0.0), stored
+
+
+_SCALE_MULT, _SCALE_FIXED, _SCALE_ODD, _STORED_MULT = _byte_tables()
+
+
 def scale_values_bytewise(d, count: int, s: float) -> np.ndarray:
     """:func:`scale_values`' kinds from one recorded byte per scale (a few numpy calls instead of two choices
     per scale): ``s * 2^j`` (j in -2..2), about one in 6 replaced by a value burn's guards must handle. Drawn
     inside a scope; the default stream keeps :func:`scale_values` (its seeds draw the cases they always did)."""
-    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
-    out = s * np.exp2(_EXPONENTS[b // 6 % 5])
-    replaced = b % 6 == 5
-    out[replaced] = np.array(_odd_scales(s))[b[replaced] // 6 % 10]
+    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8)
+    out = s * _SCALE_MULT.take(b)  # take: a few times faster than [] with a uint8 index
+    fixed = _SCALE_FIXED.take(b)
+    out[fixed] = _SCALE_ODD.take(b[fixed])
     return out.astype(np.float32)
 
 
@@ -331,8 +366,7 @@ def stored_scales(d, count: int, s: float, *, bytewise: bool = False) -> np.ndar
     if not bytewise:
         return np.array([0.0 if d.pick([False] * 9 + [True]) else s * 2.0 ** d.integer(-2, 2)
                          for _ in range(count)], dtype=np.float32)
-    b = np.frombuffer(d.bytes(count, count), dtype=np.uint8).astype(np.intp)
-    return np.where(b % 10 == 9, 0.0, s * np.exp2(_EXPONENTS[b // 10 % 5])).astype(np.float32)
+    return (s * _STORED_MULT.take(np.frombuffer(d.bytes(count, count), dtype=np.uint8))).astype(np.float32)
 
 
 # ---- one strategy per op ------------------------------------------------------------------------------------
@@ -1000,9 +1034,7 @@ def draw_case(d, profile, ops: list[str] | None = None, scope=None) -> FuzzCase:
 def scoped_case(d, profile, scope) -> FuzzCase:
     """A case built inside one of the scope's targets: the op, then a scheme, a shape and float dtypes the
     target declares, then the op's own draws."""
-    from .scope import WEIGHTS as SCOPE_WEIGHTS
-    from .scope import draw_scheme, draw_shape, finish_scheme
-    op = d.pick([op for op in scope.ops for _ in range(SCOPE_WEIGHTS.get(op, 1))])
+    op = d.pick(scope.weighted_ops)
     target = d.pick(scope.targets[op])
     scheme, block = draw_scheme(d, target)
     shape = draw_shape(d, target, block)
@@ -1030,6 +1062,11 @@ class RandomDraw(_Picks):
     def __init__(self, seed):
         self._rnd, self.choices = random.Random(seed), []
         self._random = self._rnd.random
+
+    def pick(self, seq):
+        v = int(self._random() * len(seq))  # integer(0, len(seq) - 1), the same choice, one call fewer
+        self.choices.append(v)
+        return seq[v]
 
     def integer(self, lo: int, hi: int) -> int:
         v = lo + int(self._random() * (hi - lo + 1))  # random() < 1: v <= hi (randint is 4x slower)

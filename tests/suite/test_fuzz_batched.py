@@ -23,6 +23,7 @@ from examples.format_backend import FormatBackend
 from oracle.profiles import get_profile
 
 CPU_PROFILES = [p for p in PROFILES if get_profile(p).kernel == "cpu"]
+PROFILE = "burn-0.22.1/flex"
 CASES = 480  # per format and profile: 3,840 per profile, 19,200 drawn (about 5,000 of them batched)
 
 
@@ -107,8 +108,9 @@ def test_the_fuzzer_reports_the_same_with_and_without_batches(monkeypatch):
 
 
 def test_remembered_capabilities_answer_per_dtype_and_shape():
-    """The fuzzer remembers capability answers per op, params, input dtypes and shapes: a case that differs from
-    one already asked about only in its input dtype gets its own answer."""
+    """The fuzzer remembers capability answers per op, params, input dtypes and the tensor's rank and last dim
+    (``capability_key``): a case that differs from one already asked about only in its input dtype gets its own
+    answer."""
     from conformance.vectors import Vector
     from examples.q8_0_backend import Backend
     caps = PythonBackend(Backend()).hello.capabilities
@@ -121,3 +123,48 @@ def test_remembered_capabilities_answer_per_dtype_and_shape():
     assert answers == [caps.not_applicable(v) for v in vectors]
     assert answers[0] is None and answers[1] is not None and answers[2] is None
     assert [remembered.formats_of(v) for v in vectors] == [caps.formats_of(v) for v in vectors]
+
+
+def test_remembered_capabilities_answer_as_the_capabilities_do_over_drawn_cases():
+    """Over cases drawn inside per-row, rank-limited and block-length patterns (the rules that read a tensor's
+    shape), every remembered answer is the capabilities' own: ``capability_key`` holds all that they read."""
+    from conformance.fuzz.scope import scope_of
+    from conformance.fuzz.strategies import RandomDraw, draw_case
+    from conformance.protocol import parse_hello
+    from conformance.vectors import Vector
+    formats = [{"value": "Q8S", "block": "row", "block_dtype": "F32", "ranks": [2]},
+               {"value": "Q4S", "store": "PackedU32", "block": {"last_dim": [32]}, "block_dtype": "F16"},
+               {"value": "Q8S", "block": None, "ranks": [1, 3]}, "q8_0"]
+    caps = parse_hello({"protocol": 2, "name": "t", "version": "1", "profile": PROFILE,
+                        "capabilities": {"formats": formats}}).capabilities
+    wider = parse_hello({"protocol": 2, "name": "t", "version": "1", "profile": PROFILE,
+                         "capabilities": {"formats": [dict(f, ranks=[1, 2, 3]) if isinstance(f, dict) else f
+                                                      for f in formats]}}).capabilities
+    remembered = engine._Remembered(caps)
+    asked = seen = 0
+    for i in range(1500):
+        case = draw_case(RandomDraw(f"5:{i}"), PROFILE, None, scope_of(wider))
+        v = Vector("fuzz", "fuzz", case.op, case.params, case.inputs, {})
+        assert remembered.not_applicable(v) == caps.not_applicable(v), case.describe()
+        assert remembered.formats_of(v) == caps.formats_of(v), case.describe()
+        asked += 1
+        seen += caps.not_applicable(v) is None
+    assert 0 < seen < asked  # both answers were given (the test says something about each)
+    assert len(remembered._answers) < 2 * asked  # and answers were reused (two questions per case)
+
+
+def test_a_per_row_rule_gets_an_answer_per_last_dim():
+    """A per-row block rule reads the tensor's last dim: two vectors that differ only there get their own
+    answers (a key without the last dim would answer the second with the first's)."""
+    from conformance.protocol import parse_hello
+    from conformance.vectors import Vector
+    caps = parse_hello({"protocol": 2, "name": "t", "version": "1", "profile": PROFILE,
+                        "capabilities": {"formats": [{"value": "Q8S", "block": "row"}]}}).capabilities
+    remembered = engine._Remembered(caps)
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+              "block": {"size": [32], "dtype": "F32"}}
+    vectors = [Vector("fuzz", "fuzz", "quantize_dynamic", {"scheme": scheme}, {"x": np.zeros(shape, np.float32)},
+                      {}) for shape in ((4, 32), (4, 64), (3, 32))]
+    answers = [remembered.not_applicable(v) for v in vectors]
+    assert answers == [caps.not_applicable(v) for v in vectors]
+    assert answers[0] is None and answers[1] is not None and answers[2] is None
