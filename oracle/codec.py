@@ -117,22 +117,35 @@ def from_bytes(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, *,
     layout = prof.step(LAYOUTS)
     if validated and prof.validates_data_length:
         check_data_length(raw.size, shape, scheme, prof)
-    glob_dtype = scheme.global_scale_dtype()
-    glob_size = 0 if glob_dtype is None else glob_dtype.size
-    scale_bytes = scheme.scale_dtype().size * num_params(shape, scheme) + glob_size
-    values, split = layout.read(raw, shape, scheme, scale_bytes, prof)
-    params = raw[split:]
-    block = decode_scales(params[: params.size - glob_size], scheme.scale_dtype(), profile=prof)
-    if (order := layout.scale_order(shape, scheme)) is not None:
-        row_major = np.zeros_like(block)
-        row_major[order] = block
-        block = row_major
-    glob = None if glob_dtype is None else decode_scales(params[params.size - glob_size:], glob_dtype, profile=prof)
+    values, split = layout.read(raw, shape, scheme, scale_bytes(shape, scheme), prof)
+    block, glob = read_params(raw[split:], shape, scheme, prof)
     if owned and np.may_share_memory(values, raw):
         values = values.copy()
     if values.size == math.prod(shape):
         values = values.reshape(shape)
     return QTensor(values, block, glob, scheme)
+
+
+def scale_bytes(shape: tuple[int, ...], scheme: QuantScheme) -> int:
+    """The bytes of the block scales and the global a ``shape`` tensor's data ends with."""
+    glob_dtype = scheme.global_scale_dtype()
+    return scheme.scale_dtype().size * num_params(shape, scheme) + (0 if glob_dtype is None else glob_dtype.size)
+
+
+def read_params(params: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme,
+                profile: Profile) -> tuple[np.ndarray, np.ndarray | None]:
+    """The block scales (row-major, whatever order the layout stores them in) and the global of the bytes after
+    the values: the global is the last ``global_scale_size`` bytes, the block scales all before it."""
+    glob_dtype = scheme.global_scale_dtype()
+    glob_size = 0 if glob_dtype is None else glob_dtype.size
+    block = decode_scales(params[: max(params.size - glob_size, 0)], scheme.scale_dtype(), profile=profile)
+    if (order := profile.step(LAYOUTS).scale_order(shape, scheme)) is not None and order.size == block.size:
+        row_major = np.zeros_like(block)
+        row_major[order] = block
+        block = row_major
+    glob = None if glob_dtype is None else decode_scales(params[params.size - glob_size:], glob_dtype,
+                                                         profile=profile)
+    return block, glob
 
 
 class OneBytePerValue:
@@ -146,6 +159,20 @@ class OneBytePerValue:
 
     def write(self, codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
         return codes.ravel().view(np.uint8)
+
+    def uploaded(self, scheme: QuantScheme) -> QuantScheme:
+        """The scheme a GPU's ``q_from_data`` upload reads the bytes as: one byte per value, whatever the store
+        (the device buffer is sized for the store, so 4/2-bit codes overflow it: ``oversized_upload_panic``)."""
+        return scheme.with_store(QuantStore.NATIVE)
+
+    def device_values(self, qtensor: QTensor, prof: Profile) -> np.ndarray:
+        """What a GPU's value buffer hands ``q_into_data``: 4/2-bit PackedU32 codes packed into u32 words (the last
+        dim holds whole words), which this reader then unpacks flat; one byte per value otherwise (a store packed
+        along an outer axis never gets here: the reader refuses it first)."""
+        codes, scheme = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme
+        if scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8:
+            return pack_u32(codes.ravel(), scheme.value, profile=prof).astype("<u4").view(np.uint8)
+        return self.write(codes, scheme)
 
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
         return None
@@ -206,6 +233,19 @@ class PackedLines:
             return codes.ravel().view(np.uint8)
         return pack_lines(codes, self.lines(codes.shape, scheme), scheme)
 
+    def uploaded(self, scheme: QuantScheme) -> QuantScheme:
+        """The scheme a GPU's ``q_from_data`` upload reads the bytes as: the store's own, since its padded lines
+        are the device's words (burn-cubecl stores the packed axis innermost, whole words per line)."""
+        return scheme
+
+    def device_values(self, qtensor: QTensor, prof: Profile) -> np.ndarray:
+        """What a GPU's value buffer hands ``q_into_data``: the padded lines themselves (see :meth:`uploaded`), as
+        the quantize kernel filled them where it wrote words by values (``QTensor.words_by_values``)."""
+        codes, scheme = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme
+        if qtensor.words_by_values:
+            codes = _lines_of_value_words(codes, scheme)
+        return self.write(codes, scheme)
+
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
         return block_scale_order(shape, scheme)
 
@@ -227,6 +267,22 @@ class PackedLines:
         scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
         _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
         return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), self.lines((numel,), scheme), scheme)
+
+
+def _lines_of_value_words(codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+    """The codes as the packed lines hold them when word ``n`` of the word grid (the shape with the packed axis in
+    words, row-major) holds the row-major values ``n * nq ..``: its value ``t`` sits at that word's own position,
+    ``t`` along the packed axis."""
+    nq, axis = scheme.num_quants(), codes.ndim - 1 - scheme.store.dim
+    words = list(codes.shape)
+    words[axis] //= nq
+    grid = np.array(np.unravel_index(np.arange(math.prod(words)), words))
+    lines, values = np.empty_like(codes), codes.reshape(-1, nq)
+    for t in range(nq):
+        at = grid.copy()
+        at[axis] = grid[axis] * nq + t
+        lines[tuple(at)] = values[:, t]
+    return lines
 
 
 def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:
@@ -265,11 +321,14 @@ def into_data(qtensor: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> 
         return qtensor
     data = to_bytes(qtensor, profile=prof)
     scheme, codes = qtensor.scheme, np.asarray(qtensor.codes, dtype=np.int8)
-    if prof.writes_packed_words and scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8:
-        # The device buffer: the codes packed into u32 words (the last dim holds whole words), then the scales.
-        words = pack_u32(codes.ravel(), scheme.value, profile=prof).astype("<u4").view(np.uint8)
-        data = np.concatenate([words, data[codes.size:]])
-    return from_bytes(data, codes.shape, scheme, profile=prof)
+    if not prof.writes_packed_words:
+        return from_bytes(data, codes.shape, scheme, profile=prof)
+    # burn-cubecl's q_into_data: `TensorData::from_bytes` of its buffers (the values as the device holds them, then
+    # the scales), which checks the layout on a release that validates_data_length
+    layout = prof.step(LAYOUTS)
+    values = layout.device_values(qtensor, prof)
+    data = np.concatenate([values, data[layout.value_bytes(codes.shape, scheme):]])
+    return from_bytes(data, codes.shape, scheme, profile=prof, validated=True)
 
 
 # --- u32 packing (§7.3) -------------------------------------------------------------------------------------

@@ -9,13 +9,14 @@ final cast to the requested dtype. For f32 output every backend computes the sam
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
 from .blocks import layout_of
 from .choices import FLOAT_CODES, KERNEL
-from .codec import LAYOUTS, check_data_length, from_bytes, to_bytes
-from .errors import UndefinedBehaviour, panic
+from .codec import LAYOUTS, check_data_length, from_bytes, read_params, scale_bytes, to_bytes
+from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
@@ -31,13 +32,27 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
     ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
     meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
     prof = get_profile(profile)
-    if held and prof.kernel == "cpu" and not prof.rewrites_to_dequantize:
-        # burn-flex dequantizes the codes and scales it holds; no bytes are written (a tensor quantized on the
-        # device may hold what bytes cannot: an F16 global, a store packed along a dim it lacks)
-        codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
-    else:
-        codes, scales, glob = _reload(qtensor, prof, checks=not held)
-    return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
+    with read_for(dtype):
+        if held and prof.kernel == "cpu" and not prof.rewrites_to_dequantize:
+            # burn-flex dequantizes the codes and scales it holds; no bytes are written (a tensor quantized on the
+            # device may hold what bytes cannot: an F16 global, a store packed along a dim it lacks)
+            codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
+        else:
+            codes, scales, glob = _reload(qtensor, prof, checks=not held)
+        return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
+
+
+@contextmanager
+def read_for(dtype: str):
+    """How the result is read: an f32 one by ``Tensor::into_data`` (a failed launch panics there), an f16/bf16 one by
+    the backend's ``float_into_data`` (the harness's route to another float dtype, docs/burn-harness.md), which
+    returns that failure as its error (``harness.read_failed``)."""
+    try:
+        yield
+    except BurnPanic as p:
+        if dtype == "f32":
+            raise
+        raise returned_by_backend_read(p, "float_into_data") from None
 
 
 def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, dtype: str = "f32", *,
@@ -51,10 +66,11 @@ def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme
     if prof.validates_data_length:  # TensorData::from_bytes_vec checks the length first (burn-std >= 0.23)
         check_data_length(raw.size, shape, scheme, prof)
     _refuse_scheme(scheme, prof)
-    codes, scales, glob = prof.step(LOADS)(raw, shape, scheme, prof)
-    if prof.rewrites_to_dequantize:  # the held parts are written again (a loaded tensor met no writer yet)
-        to_bytes(QTensor(codes, scales, glob, scheme.with_store(NATIVE)), profile=prof)
-    return _dequantize_held(QTensor(codes, scales, glob, scheme), codes, scales, glob, dtype, prof, stages)
+    with read_for(dtype):
+        codes, scales, glob = prof.step(LOADS)(raw, shape, scheme, prof)
+        if prof.rewrites_to_dequantize:  # the held parts are written again (a loaded tensor met no writer yet)
+            to_bytes(QTensor(codes, scales, glob, scheme.with_store(NATIVE)), profile=prof)
+        return _dequantize_held(QTensor(codes, scales, glob, scheme), codes, scales, glob, dtype, prof, stages)
 
 
 def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, dtype: str,
@@ -123,14 +139,30 @@ def _load_cpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile
     return values.reshape(shape), scales, glob
 
 
-def _upload_checks(scheme, shape: tuple[int, ...], profile: Profile) -> None:
-    """burn-cubecl's ``q_from_data`` allocates the scheme's device buffers (``new_quantized``: its storage checks)
-    and uploads the value bytes as they are: up to 0.22.1 they hold one byte per value, so 4/2-bit PackedU32 codes
-    (``numel`` bytes) overflow their packed words' buffer (``numel / num_quants`` words)."""
+def _upload_checks(scheme, shape: tuple[int, ...], length: int, profile: Profile) -> None:
+    """burn-cubecl's ``q_from_data`` of ``length`` bytes: it allocates the scheme's device buffers
+    (``new_quantized``: its storage checks) and splits the bytes at its value buffer's size, whatever the bytes
+    hold. Up to 0.22.1 they hold one byte per value, so 4/2-bit PackedU32 codes (``numel`` bytes) overflow their
+    packed words' buffer (``numel / num_quants`` words); from 0.23.0-pre.1 burn-std packs them, while the
+    PackedNative E2M1 buffer is still one byte per value: the split lands past the packed values."""
     check_from_data(scheme, shape, profile)
-    oversized = scheme.store.kind == "PackedU32" and scheme.value.size_bits < 8 and math.prod(shape) > 0
-    if oversized and profile.oversized_upload_panic is not None:
+    given, device = profile.step(LAYOUTS).value_bytes(shape, scheme), device_value_bytes(shape, scheme)
+    if given > device and profile.oversized_upload_panic is not None:
         raise panic(profile.oversized_upload_panic)
+    if device > length:  # `Bytes::split` refuses the offset; the fallback slices `&data[num_bytes..]`
+        raise panic("cubecl.upload_split", start=device, len=length)
+    if device > given:
+        raise UndefinedBehaviour("the device's value buffer takes scale bytes as values (not observed)")
+
+
+def device_value_bytes(shape: tuple[int, ...], scheme) -> int:
+    """The size of burn-cubecl's value buffer (``new_quantized``, burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:
+    108-133, the same in 0.22.1): PackedU32 words along the packed axis, one byte per element for a Native store
+    and, as ``size_of::<e2m1x2>()`` per element of the unpacked shape, for PackedNative."""
+    numel = math.prod(shape)
+    if scheme.store.kind == "PackedU32":
+        return numel // scheme.num_quants() * 4
+    return numel
 
 
 def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
@@ -140,18 +172,21 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     scheme, shape = qt.scheme, qt.codes.shape
     numel = math.prod(shape)
     if checks:
-        _upload_checks(scheme, shape, profile)
-    held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+        _upload_checks(scheme, shape, data.size, profile)
+    params = scale_bytes(shape, scheme)  # the scales are split off the end by size
+    if data.size < params:
+        raise panic("bytes.too_short")
+    scales, glob = read_params(data[data.size - params:], shape, scheme, profile)
     if profile.max_vector_size <= 16 and np.asarray(qt.scales).size < layout_of(shape, scheme).block_count() \
             and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
         raise UndefinedBehaviour("fewer scales loaded than blocks: the rest of the scale buffer is uninitialized")
-    return np.asarray(qt.codes, dtype=np.int8), held.scales, held.global_scale
+    return np.asarray(qt.codes, dtype=np.int8), scales, glob
 
 
 def _load_gpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
     """The GPU's ``q_from_data`` of stored bytes: the values are whatever precedes the scales (split off by size)."""
-    _upload_checks(scheme, shape, profile)
-    held = from_bytes(data, shape, scheme.with_store(NATIVE), profile=profile)
+    _upload_checks(scheme, shape, data.size, profile)
+    held = from_bytes(data, shape, profile.step(LAYOUTS).uploaded(scheme), profile=profile)
     if held.codes.size != math.prod(shape):
         raise UndefinedBehaviour("the value bytes do not fill the tensor's code buffer (not observed)")
     return held.codes.reshape(shape), held.scales, held.global_scale

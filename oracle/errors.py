@@ -268,9 +268,10 @@ _SITES = [
     PanicSite("fusion.deferred", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  {error}",
               "§5.4", "burn-fusion-0.22.1 src/ops/qtensor.rs:44-95 (QuantizeOp::execute runs B::quantize on the "
               "stream), read back by burn-tensor-0.22.1 src/tensor/api/base.rs:2077; measured on the fused WGSL build"),
-    PanicSite("harness.read_failed", "panic", "q_into_data: An error happened during execution\nCaused by:\n  {error}",
-              "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` returns (burn >= 0.22.1 "
-              "on the GPU) instead of panicking, reported by the harness as `q_into_data: {error:?}`"),
+    PanicSite("harness.read_failed", "panic", "{read}: An error happened during execution\nCaused by:\n  {error}",
+              "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` (or, for an f16/bf16 "
+              "dequantize, `B::float_into_data`) returns (burn >= 0.22.1 on the GPU) instead of panicking, reported "
+              "by the harness as `{read}: {error:?}`"),
     PanicSite("cubecl.packed_axis_swap", "expect",
               "the packed axis is one of the tensor's: OutOfBounds {{ dim: {dim}, rank: {rank} }}",
               "§7.6", "burn-cubecl-0.22.1/src/ops/qtensor.rs:106-110 (an outer packed axis is stored innermost; "
@@ -299,6 +300,10 @@ _SITES = [
               "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:413-428"),
     PanicSite("cubecl.reshape_split_block", "unimplemented", "Reshape would split a block across multiple rows.",
               "§9.3", "burn-cubecl-0.22.0-pre.3/src/ops/base.rs:372"),
+    PanicSite("cubecl.upload_split", "index", "range start index {start} out of range for slice of length {len}",
+              "§7.4", "burn-cubecl-0.23.0-pre.1/src/ops/qtensor.rs:186 (q_from_data splits the bytes at its value "
+              "buffer's size, :164, one byte per element for PackedNative E2M1, :131; burn-std 0.23 packs two per "
+              "byte, so the offset is past the bytes and the fallback's slice panics; measured on lavapipe)"),
     PanicSite("wgpu.write_range", "assert", "provided range was outside slice",
               "§7.4", "wgpu-types-30.0.2/src/write_only.rs:826 (q_from_data of PackedU32 sub-byte codes whose "
               "bytes are fewer than the packed words'; measured on WGSL)"),
@@ -361,14 +366,15 @@ def surfaced_at_read(p: BurnPanic) -> BurnPanic:
     return panic("fusion.deferred", error=p.message)
 
 
-def returned_by_backend_read(p: BurnPanic) -> BurnPanic:
-    """What ``B::q_into_data`` gives where ``Tensor::into_data`` panics on a failed launch (burn >= 0.22.1): the
-    error itself, which the harness reports as ``harness.read_failed`` (``api: "backend"`` reads the tensor
-    through the backend); any other panic is the same either way."""
+def returned_by_backend_read(p: BurnPanic, read: str = "q_into_data") -> BurnPanic:
+    """What the backend's own read (``read``: ``B::q_into_data``, or ``B::float_into_data`` of an f16/bf16
+    dequantize) gives where ``Tensor::into_data`` panics on a failed launch (burn >= 0.22.1): the error itself,
+    which the harness reports as ``harness.read_failed`` (``api: "backend"`` reads the tensor through the
+    backend); any other panic is the same either way."""
     head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
     if not p.message.startswith(head):
         return p
-    return panic("harness.read_failed", error=p.message[len(head):])
+    return panic("harness.read_failed", read=read, error=p.message[len(head):])
 
 
 _OPAQUE_FIELD = re.compile(re.escape(OPAQUE.format("\0")).replace("\0", "[a-z_]+"))

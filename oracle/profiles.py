@@ -220,17 +220,27 @@ _VULKAN_0_22_1 = _VULKAN.with_(
     **_GPU_0_22_1,
 )
 
-# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime derived from its 0.22.1
-# profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md). Not fitted yet: measured
-# 2026-12-02 (1525 vectors, exact messages), the lean WGSL build gives 1193 passed, 106 failed, 226 not applicable and
-# SPIR-V 1062 / 198 / 265 against these (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route"); so `modelled`.
-# Adding flex's `value_layout="packed_lines"` made WGSL worse (131 failed): the GPU's stored bytes are the kernels'.
+# burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1 -> cubek-quant 0.4.0-pre.1 -> cubecl 0.12.0-pre.1), each runtime
+# derived from its 0.22.1 profile: what the release changes on the GPU, nothing lavapipe decides (docs/upgrading.md).
+# The kernels did not change (cubek-quant's quantize.rs and dequantize.rs are 0.3.1's); what changed is the host side:
+# burn-std 0.23 writes a packed store in padded lines, laid out as cubecl stores it (packed axis innermost, whole
+# words per line), so the bytes q_from_data uploads and q_into_data hands back are the device's own words. Fitted
+# 2026-12-02 against both lean binaries (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route").
 _GPU_0_23_0_PRE_1 = dict(
     # host side, shared with every backend of the release (as in burn-0.23.0-pre.1/flex)
     validates_data_length=True,
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
     reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+    # the padded lines fill the device's PackedU32 words exactly (burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:110-117,
+    # :164), so wgpu's range assert (oversized_upload_panic) is never met; PackedNative E2M1's one byte per element
+    # now exceeds them instead (cubecl.upload_split)
+    value_layout="packed_lines",  # burn-std-0.23.0-pre.1 src/tensor/quantization/packing.rs:83-177
+    # measured: a permuted outer packed axis dequantizes to the logical tensor on both builds
+    # (qlayout/fuzz/packed-outer-dim-transposed); 0.22.1's reading was never located in its source, and 0.23 stores an
+    # outer packed axis through QuantScheme::swap_dims (qtensor.rs:97-99) where 0.22.1 rewrote the scheme
+    # (packed_innermost, burn-cubecl-0.22.1 src/ops/qtensor.rs:84-97)
+    packed_outer_reads_memory_order=False,
 )
 
 _WGPU_0_23_0_PRE_1 = _WGPU_0_22_1.with_(
@@ -428,15 +438,25 @@ EVIDENCE: dict[str, Evidence] = {
                  "the known fusion classes not modelled yet: not 20,000 cases per op"),
         "docs/findings.md, burn-wgpu's default build", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/wgpu": Evidence(
-        "diverging", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1525 vectors: 1193 passed, 106 failed, 226 not applicable (2026-12-02, --strict-messages; before float_ops): "
-        "host-side packing, write_range and 0.23's reshape error text not fitted; built in `make burn-all`, not in CI",
-        None, "docs/findings.md, burn 0.23.0-pre.1 on the GPU route", unclaimed=_WGSL_UNCLAIMED),
+        "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
+        "1654 vectors: 1300 passed, 354 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
+        "judged 1193 passed, 106 failed before the fit); built in `make burn-all`, not in CI",
+        Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
+                 "20,000 cases of the mixed default stream (14,460 passed, 5,522 not applicable, 16 undefined; about "
+                 "800 judged per weight-1 op, qlayout 797): 2 diverging in 2 classes not modelled (a failed matmul "
+                 "launch surfaces after a later reshape's count panic; an E2M1 two-level F16-block PackedU32(1) "
+                 "quantize_dynamic that did not diverge again): not 20,000 cases per op"),
+        "docs/findings.md, burn 0.23.0-pre.1 on the GPU route", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
-        "diverging", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1525 vectors: 1062 passed, 198 failed, 265 not applicable (2026-12-02, --strict-messages; before float_ops): "
-        "as the WGSL build, more of it; built in `make burn-all`, not in CI",
-        None, "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
+        "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
+        "1654 vectors: 1360 passed, 294 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
+        "judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
+        Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
+                 "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
+                 "200 judged per weight-1 op): 3 diverging in 3 classes, each also on the 0.22.1 SPIR-V binary (an "
+                 "empty two-level tensor's fresh global, declared undefined since; a -inf f16 scale's code; a NaN "
+                 "UE4M3 scale after select): not 20,000 cases per op"),
+        "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
 }
 
 
@@ -489,8 +509,6 @@ def status_line(profile: str | Profile) -> str:
     ops that keep it there."""
     prof = get_profile(profile)
     line = f"{prof.status.replace('_', '-')}: {c.STATUS.meanings[prof.status]}"
-    if prof.status == "diverging":  # how far from its build it is belongs next to the word
-        line += f"; judged: {EVIDENCE[prof.name].suite}"
     if prof.status in ("suite_passing", "diverging"):
         short = short_of_proven(prof)
         named = ("every default op: " if len(short) == len(_DEFAULT_OPS) else "") + ", ".join(short)
@@ -498,6 +516,8 @@ def status_line(profile: str | Profile) -> str:
         unclaimed = EVIDENCE[prof.name].unclaimed
         if unclaimed:
             line += f"; {', '.join(unclaimed)} not claimed by its build (drawn, not applicable)"
+    if prof.status == "diverging":  # how far from its build it is ends the line
+        line += f"; judged: {EVIDENCE[prof.name].suite}"
     return line
 
 

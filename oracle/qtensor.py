@@ -27,6 +27,11 @@ class QTensor:
     ``codes.transpose(argsort(memory_axes))``); permutes only permute the strides. ``None``: row-major in the
     current shape (the identity)."""
 
+    words_by_values: bool = False
+    """Quantized on the GPU into a PackedU32 store packed along an outer axis: the kernel wrote word ``n`` of the
+    word grid (the shape with the packed dim divided into words, row-major) from the row-major values ``n * nq`` to
+    ``n * nq + nq - 1``, not from that word's own packed line (``codec.into_data`` reads the words back)."""
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.codes.shape

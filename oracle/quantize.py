@@ -130,7 +130,9 @@ def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sca
         stages.rounded_scales, stages.global_scale, stages.effective_scales = held, glob, effective
         stages.scaled = np.array(v, dtype=np.float32).reshape(x.shape)
         codes = stages.codes = encode(v, scheme, profile).reshape(x.shape)
-    return _finish(codes.reshape(x.shape), scheme, held, glob, profile)
+    qt = _finish(codes.reshape(x.shape), scheme, held, glob, profile)
+    qt.words_by_values = kernel.words_by_values and scheme.store.kind == "PackedU32" and scheme.store.dim != 0
+    return qt
 
 
 def _spread(grid: np.ndarray, layout, scheme: QuantScheme, profile: Profile) -> np.ndarray:
@@ -296,7 +298,9 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
     if no_kernel and needed and unfilled:
         raise UndefinedBehaviour("no kernel runs for an empty tensor: the scale storage holds the given bytes, and "
                                  "the rest of the buffer is whatever memory it reused")
-    if profile.empty_scales_uninitialized and x.size == 0 and needed:
+    if profile.empty_scales_uninitialized and x.size == 0 and (needed or glob is not None):
+        # the kernel writes the global too (GlobalScale::write, cubek-quant quantize.rs:242-243): measured through
+        # SPIR-V, an empty two-level tensor's global 1.0 read back as 0.0 on 0.22.1 and 4.0 on 0.23 (found by fuzzing)
         raise UndefinedBehaviour("no kernel runs for an empty tensor, and its scale storage is fresh memory")
     return _held(stored, scheme, profile), glob, layout
 
@@ -397,10 +401,14 @@ class Kernel:
     """(x, effective per block, one-level?, profile) → the dividend and divisor in the division dtype."""
     settle: Callable
     """(x / e, input dtype) → the f32 value that is rounded."""
+    words_by_values: bool
+    """The packed kernel fills output word ``n`` (through the output's linear view) from the input's row-major values
+    ``n * num_quants ..``, whatever the packed dim (cubek-quant-0.4.0-pre.1 src/quantize.rs:223-283, 0.3.1 alike):
+    ``QTensor.words_by_values``."""
 
 
-KERNELS = KERNEL.steps({"cpu": Kernel(_admit_cpu, _cpu_operands, _as_is),
-                        "gpu": Kernel(_admit_gpu, _gpu_operands, _through_input_dtype)})
+KERNELS = KERNEL.steps({"cpu": Kernel(_admit_cpu, _cpu_operands, _as_is, False),
+                        "gpu": Kernel(_admit_gpu, _gpu_operands, _through_input_dtype, True)})
 
 
 # --- flex's own quantizer (its per-block layout ops) ---------------------------------------------------------

@@ -47,8 +47,7 @@ def apply(a: np.ndarray, step: dict) -> np.ndarray:
     """The step on a plain array (numpy's view semantics equal burn's element semantics for each op)."""
     op = step["op"]
     if op == "reshape":
-        if math.prod(step["shape"]) != a.size:  # burn's own check; a 0 reaches here as the profile reads it
-            raise panic("tensor.reshape_count", source=list(a.shape), target=list(step["shape"]))
+        check_reshape_count(a.shape, step["shape"])
         return a.reshape(step["shape"])
     if op in ("transpose", "swap_dims", "permute"):
         return a.transpose(axes_of(step, a.ndim))
@@ -121,13 +120,24 @@ def burn_slice(r: list[int], size: int) -> slice:
 def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
     """Step ``s`` on a tensor of ``shape`` with its ``reshape`` target as burn reads it: where ``zero_keeps_dim``
     (``Profile.reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i`` (past the source's rank,
-    ``self.dims[idx]`` panics); otherwise the target is literal."""
-    if s["op"] != "reshape" or not zero_keeps_dim or 0 not in s["shape"]:
+    ``self.dims[idx]`` panics); otherwise the target is literal. Then its element count is checked, as burn-tensor's
+    ``ReshapeArgs::into_shape`` does before any backend's reshape runs."""
+    if s["op"] != "reshape":
         return s
-    past = [i for i, n in enumerate(s["shape"]) if n == 0 and i >= len(shape)]
-    if past:
-        raise panic("tensor.reshape_zero_index", len=len(shape), index=past[0])
-    return dict(s, shape=[shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
+    if zero_keeps_dim and 0 in s["shape"]:
+        past = [i for i, n in enumerate(s["shape"]) if n == 0 and i >= len(shape)]
+        if past:
+            raise panic("tensor.reshape_zero_index", len=len(shape), index=past[0])
+        s = dict(s, shape=[shape[i] if n == 0 else n for i, n in enumerate(s["shape"])])
+    # burn-tensor's `into_shape` checks the count before the backend's reshape sees the target (its checks come after)
+    check_reshape_count(shape, s["shape"])
+    return s
+
+
+def check_reshape_count(shape: tuple[int, ...], target: list[int]) -> None:
+    """burn-tensor's element-count check of a reshape target (a 0 reaches here as the profile reads it)."""
+    if math.prod(target) != math.prod(shape):
+        raise panic("tensor.reshape_count", source=list(shape), target=list(target))
 
 
 def resolved(shape: tuple[int, ...], steps: list[dict], zero_keeps_dim: bool) -> list[dict]:

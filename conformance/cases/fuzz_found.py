@@ -13,7 +13,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 def cases():
     return (_mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1()
-            + _float_ops())
+            + _real_gpu_0_23() + _float_ops())
 
 
 def _float_ops():
@@ -400,4 +400,29 @@ def _layout_flex():
             reason="found by fuzzing real burn-flex 0.23.0-pre.1: the NaN code 0x7D decodes (float8 0.7 via f16) "
                    "to f16's canonical NaN, f32 0x7FFFE000, and flex's requantization encodes that NaN as "
                    "0x7E | 0b11 = 0x7F; the oracle decoded with ml_dtypes' NaN and answered 0x7E"),
+    ]
+
+
+def _real_gpu_0_23():
+    """Found by fuzzing the burn-wgpu 0.23.0-pre.1 binaries (WGSL and SPIR-V on lavapipe, seed 20261202): burn-std 0.23
+    reads a store packed along an outer axis back, which 0.22.1's reader refused (docs/findings.md, "burn 0.23.0-pre.1
+    on the GPU route")."""
+    one = np.zeros((8, 2), np.float32)
+    one[0, 1] = 0.5
+    grid = np.zeros((8, 8), np.float32)
+    grid[0, 1], grid[0, 2], grid[3, 5] = 0.5, 1.0, -0.5
+    return [
+        case("quantize/fuzz/e2m1-packed-d1-words-by-values", "quantize",
+             {"scheme": scheme("E2M1", store=("PackedU32", 1)), "api": "tensor"},
+             {"x": f32(one), "scales": f32([0.5])}, spec=("§7.3", "§11"),
+             reason="found by fuzzing real burn 0.23 (seed 20261202 case 360, WGSL): the packed kernel fills word n of "
+                    "the word grid from the row-major values 8n.., not from the word's own line along dim 0 "
+                    "(cubek-quant quantize.rs:223-283), and q_into_data hands the words back as the lines burn-std "
+                    "reads: x[0, 1]'s code 2 (1.0) reads back at [1, 0]"),
+        case("quantize/fuzz/q8s-packed-d1-words-by-values", "quantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1)), "api": "tensor"},
+             {"x": f32(grid), "scales": f32([0.5])}, spec=("§7.3", "§11"),
+             reason="the same for 8-bit codes, four a word: the word grid is [2, 8], so x[0, 1] and x[0, 2] (word 0) "
+                    "read back at [1, 0], [2, 0] and x[3, 5] (word 7, the grid's [0, 7], memory word 14) at [1, 7]; "
+                    "Q4S and E2M1 on this [8, 8] read back transposed (measured on WGSL)"),
     ]

@@ -1,0 +1,122 @@
+"""burn-0.23.0-pre.1/wgpu and burn-0.23.0-pre.1/vulkan: burn 0.23.0-pre.1's GPU route (burn-cubecl 0.23.0-pre.1, cubek-quant
+0.4.0-pre.1, cubecl 0.12.0-pre.1) on Mesa lavapipe (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route"): what the
+release changes against 0.22.1's GPU profiles. Expectations are worked by hand from the cited sources and from what
+the real binaries printed, not taken from the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oracle as o
+from burn_panics import raises
+from oracle import QuantScheme, QuantValue, ScaleDtype
+from oracle.layout import run_steps
+from oracle.profiles import get_profile
+
+WGPU, VULKAN = "burn-0.23.0-pre.1/wgpu", "burn-0.23.0-pre.1/vulkan"
+OLD_WGPU, OLD_VULKAN = "burn-0.22.1/wgpu", "burn-0.22.1/vulkan"
+Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
+PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
+
+
+def test_sub_byte_packed_codes_upload_as_the_devices_words():
+    # Q4S PackedU32(0) [1, 8]: burn-std 0.23 packs the 8 codes into one padded line, one u32 word, which is the
+    # device's whole value buffer; x = code * 0.5. burn-std 0.22.1 wrote 8 bytes for 4 word bytes: wgpu's range assert.
+    # The nibbles 8, D, F, 0, 1, 2, 5, 7 from the lowest bits: the word 0x75210FD8, then the f32 scale.
+    codes = np.array([[-8, -3, -1, 0, 1, 2, 5, 7]], np.int8)
+    qt = o.QTensor(codes, np.array([0.5], np.float32), None, PACKED.with_value(QuantValue.Q4S))
+    for profile in (WGPU, VULKAN):
+        assert o.to_bytes(qt, profile=profile).tolist() == [0xD8, 0x0F, 0x21, 0x75, 0x00, 0x00, 0x00, 0x3F]
+        assert o.dequantize(qt, profile=profile).tolist() == [[-4.0, -1.5, -0.5, 0.0, 0.5, 1.0, 2.5, 3.5]]
+    raises("wgpu.write_range", "provided range was outside slice", o.dequantize, qt, profile=OLD_WGPU)
+
+
+def test_packed_native_e2m1_uploads_past_its_bytes():
+    # E2M1 PackedNative(0) [64], block 32 UE8M0: burn-std 0.23 packs two codes a byte (32 bytes) and two scale bytes
+    # follow, 34 in all; burn-cubecl's value buffer is one byte per element (size_of::<e2m1x2>() on the unpacked shape,
+    # qtensor.rs:131), so it splits at 64 and `&data[64..]` panics (measured: dequantize/format-mxfp4/store-packednative,
+    # 'range start index 256 out of range for slice of length 136'). 0.22.1's one byte per value fitted, and the
+    # dequantize launch refused the store.
+    scheme = Q8S.with_value(QuantValue.E2M1).with_store(o.QuantStore("PackedNative", 0)).per_block([32], ScaleDtype.UE8M0)
+    qt = o.QTensor(np.zeros(64, np.int8), np.ones(2, np.float32), None, scheme)
+    for profile in (WGPU, VULKAN):
+        raises("cubecl.upload_split", "range start index 64 out of range for slice of length 34", o.dequantize, qt,
+               profile=profile)
+    for profile in (OLD_WGPU, OLD_VULKAN):
+        raises("cubecl.native_value", "E2M1 is not supported for native quantization", o.dequantize, qt,
+               profile=profile)
+
+
+def test_an_f16_dequantize_returns_its_failed_launch_from_float_into_data():
+    # WGSL has no scalar fp8, so a UE4M3 scale's dequantize kernel does not compile. An f32 result is read by
+    # Tensor::into_data, which panics with the error; the harness reads an f16 one with B::float_into_data, which
+    # returns it (measured on dequantize/format-mxfp4/f16-output: 'float_into_data: An error happened during
+    # execution\nCaused by:\n  Several failures at once...').
+    qt = o.QTensor(np.ones((1, 4), np.int8), np.ones(1, np.float32), None, PACKED.per_block([4], ScaleDtype.UE4M3))
+    with pytest.raises(o.BurnPanic) as f32:
+        o.dequantize(qt, "f32", profile=WGPU)
+    assert f32.value.code == "wgsl.fp8_scalar_unwritten"
+    assert f32.value.message.startswith("Error while reading data: use `try_into_data` instead")
+    with pytest.raises(o.BurnPanic) as f16:
+        o.dequantize(qt, "f16", profile=WGPU)
+    assert f16.value.code == "harness.read_failed"
+    assert f16.value.message.startswith("float_into_data: An error happened during execution\nCaused by:\n  Several "
+                                        "failures at once\nCaused by:\n  The bytes were never written")
+
+
+def test_the_reshape_count_is_checked_before_burn_cubecl_sees_the_target():
+    # burn-tensor 0.23's `ReshapeArgs::into_shape` checks the count (base.rs:3456-3460) before `q_reshape` runs its
+    # block checks: [4, 8] -> [4, 8, 0] is 0 elements for 32, not a block split (measured on both builds:
+    # qlayout/q8s/block/reshape-zero-past-rank).
+    qt = o.QTensor(np.ones((4, 8), np.int8), np.ones(8, np.float32), None, Q8S.per_block([4], ScaleDtype.F32))
+    for profile in (WGPU, VULKAN):
+        raises("tensor.reshape_count", "=== Tensor Operation Error ===\n  Operation: 'Reshape'\n  Reason:\n    1. The "
+               "given shape doesn't have the same number of elements as the current shape. Current shape: [4, 8], "
+               "target shape: [4, 8, 0]. \n", run_steps, qt, [{"op": "reshape", "shape": [4, 8, 0]}],
+               get_profile(profile))
+
+
+def test_q_into_data_checks_the_layout_it_hands_back():
+    # burn-cubecl's q_into_data ends in TensorData::from_bytes (qtensor.rs:340), which burn-std 0.23 validates: a block
+    # [2, 3] kept on a rank-1 tensor by swap_dims(0, 0) (the identity, burn-tensor returns the tensor) is longer than
+    # the rank (measured on SPIR-V: qlayout/fuzz/swap-dims-same-dim-keeps-block); 0.22.1 reads it back.
+    scheme = Q8S.per_block([2, 3], ScaleDtype.F32)
+    qt = o.QTensor(np.array([1, 2], np.int8), np.array([0.5], np.float32), None, scheme)
+    steps = [{"op": "swap_dims", "dims": [0, 0]}]
+    raises("data.invalid_layout", f"Quantized layout for shape [2] and dtype QFloat({scheme.debug()}) is invalid",
+           run_steps, qt, steps, get_profile(VULKAN))
+    x, held = run_steps(qt, steps, get_profile(OLD_VULKAN))
+    assert x.tolist() == [0.5, 1.0] and held.codes.tolist() == [1, 2]
+
+
+def test_a_store_packed_along_an_outer_axis_reads_back_with_its_words_filled_by_values():
+    # cubek-quant's packed kernel fills word n of the word grid from the row-major values n * nq .. (quantize.rs:
+    # 223-283); burn-std 0.23 reads each word as the packed line of its own grid position. Q4S PackedU32(1) on [8, 8]:
+    # the grid is [1, 8], word n = row n, read back as column n: the transpose. Q8S (four a word): the grid is [2, 8]
+    # and word n sits at memory word 2 * (n % 8) + n // 8, so x[3, 5] (flat 29, word 7, slot 1) reads back at [1, 7]
+    # (measured on WGSL, the same on SPIR-V).
+    x = np.zeros((8, 8), np.float32)
+    x[0, 1], x[0, 2], x[3, 5] = 0.5, 1.0, -0.5
+    wanted = {QuantValue.Q4S: [[1, 0], [2, 0], [5, 3]], QuantValue.Q8S: [[1, 0], [1, 7], [2, 0]]}
+    for value, at in wanted.items():
+        scheme = Q8S.with_value(value).with_store(o.QuantStore.packed_u32(1))
+        for profile in (WGPU, VULKAN):
+            codes = o.run("quantize", {"scheme": scheme.to_json(), "api": "tensor"},
+                          {"x": x, "scales": np.array([0.5], np.float32)}, profile=profile)["codes"]
+            assert np.argwhere(codes != 0).tolist() == at
+    # what the device holds is the logical tensor: the kernel's own words (only the read-back moves them)
+    qt = o.quantize(x, Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1)), np.array([0.5], np.float32),
+                    profile=WGPU)
+    assert qt.words_by_values and np.argwhere(qt.codes != 0).tolist() == [[0, 1], [0, 2], [3, 5]]
+
+
+def test_an_empty_two_level_tensor_keeps_a_fresh_global():
+    # No kernel runs for an empty tensor, and the kernel is what writes the global (cubek-quant quantize.rs:242-243):
+    # an empty [0, 1, 1, 1, 1] two-level UE8M0 tensor given global 1.0 read back 0.0 on 0.22.1 and 4.0 on 0.23 (SPIR-V,
+    # found by fuzzing, seed 20261202 case 2085): undefined, with no block to hold a scale
+    scheme = Q8S.per_block([2], ScaleDtype.UE8M0).per_tensor(ScaleDtype.F32)
+    for profile in (VULKAN, OLD_VULKAN):
+        with pytest.raises(o.UndefinedBehaviour):
+            o.quantize(np.zeros((0, 1, 1, 1, 1), np.float32), scheme, np.zeros(0, np.float32),
+                       np.ones(1, np.float32), profile=profile)
