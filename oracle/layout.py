@@ -161,7 +161,7 @@ def load(qt: QTensor, profile: Profile) -> QTensor:
     return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
 
 
-def _load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
+def load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
     """``load``, except that wgpu copies an oversized upload (``oversized_upload_panic``) only when the queued work
     is flushed, at the first read-back: a host-side panic of a later step comes first (measured: a gather's
     requantization refusing its block size before a Q4/E2M1 upload's range panic)."""
@@ -178,7 +178,7 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
     (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
     what a user expects the result to dequantize to."""
-    held, upload = _load_deferred(qt, profile)
+    held, upload = load_deferred(qt, profile)
     if upload is not None:  # the steps' own host-side panics come first; the read-back then meets the upload's
         for s in steps:
             held = step(held, s, profile)

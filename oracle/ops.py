@@ -125,10 +125,10 @@ def _float_ops(params, inputs, prof, stages) -> Outputs:
     unknown = [s.get("op") for s in params["steps"] if s.get("op") not in (*LAYOUT_STEPS, *FLOAT_STEPS)]
     if unknown:
         raise ValueError(f"float_ops: unknown steps {unknown}; known: {', '.join((*LAYOUT_STEPS, *FLOAT_STEPS))}")
-    first = start(inputs, _scheme(params), prof)
-    if stages is not None:
+    first, upload = start(inputs, _scheme(params), prof)
+    if stages is not None and upload is None:
         stages.moved = expected_by_a_user(first, params["steps"], prof)
-    x, held = run_chain(first, params["steps"], prof)
+    x, held = run_chain(first, params["steps"], prof, upload)
     if held is None:
         return {"x": x, "quantized": False}
     return _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}
