@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 import oracle
-from oracle import ProfileError, get_profile
+from oracle import ProfileError
 
 from . import compare, differences, hypotheses
 from .backends.oracle import run_oracle

@@ -134,6 +134,15 @@ def _tie_keeps_second(dt: np.dtype) -> bool:
     return all(sign(f(a, b)) == sign(b) for f in (np.minimum, np.maximum) for a, b in ((plus, minus), (minus, plus)))
 
 
+def ops_below_first_reduction(shape: tuple[int, ...], scheme: QuantScheme) -> int:
+    """How many ops of a MinMax range follow its first reduction: ``reduce_blocks`` reduces each axis whose block
+    extent exceeds 1 in turn and reshapes the result to the scale grid (burn-backend-0.22.1
+    src/quantization/scheme.rs:34-41); a per-tensor range is one reduction."""
+    if scheme.block_size() is None:
+        return 0
+    return sum(1 for b in BlockLayout(shape, scheme.block_size()).block if b > 1)
+
+
 def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
     """``x`` as ``[n0, b0, n1, b1, ...]``; calibration needs every dim to be a whole number of blocks, and the
     backend must hold a tensor of twice the rank."""

@@ -216,6 +216,17 @@ QUANTIZE_CHECK = Choice(
        "cubecl.block_divisibility": "a packed store's last block extent holds whole words"},
 )
 
+# --- how burn was built (the fused reads live in support.py) ------------------------------------------------
+FUSED_READ = Choice(
+    "fused_read",
+    none="no fused kernel reads a quantized tensor: the backend's own dequantize launch does, its checks first "
+         "(the lean builds)",
+    cubecl_fusion="burn-cubecl-fusion 0.22.1's elementwise and matmul kernels read a one-level tensor's codes "
+                  "themselves where they can type them (Native Q8F/Q8S as i8, PackedU32 as u32; F32/F16/BF16 scales), "
+                  "so the backend's dequantize launch and its checks never run; they decline the rest (the backend "
+                  "dequantizes), and panic on the device runner thread for a sub-byte Native store",
+)
+
 # --- quantized tensors in motion (the routes live in layout.py) --------------------------------------------
 LAYOUT = Choice(
     "layout",

@@ -21,16 +21,17 @@ from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
 from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
-from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, shape_debug
+from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, ScaleDtype, shape_debug
 from .stages import Stages
 from .support import check_dequantize, check_from_data, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
-               stages: Stages | None = None, held: bool = False) -> np.ndarray:
+               stages: Stages | None = None, held: bool = False, in_backend: bool = False) -> np.ndarray:
     """The dequantized tensor in ``dtype`` (``f32``, ``f16`` or ``bf16``); ``stages`` receives the per-block
     ``effective_scales`` the codes are multiplied by. ``held``: a tensor already on the device (loaded, then moved)
-    meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way)."""
+    meets none of the GPU's ``q_from_data`` checks again (the CPU backends read its bytes the same either way).
+    ``in_backend``: run inside a backend op, where no fused kernel reads the codes (``support.check_dequantize``)."""
     prof = get_profile(profile)
     with read_for(dtype):
         if held and prof.kernel == "cpu" and not prof.rewrites_to_dequantize:
@@ -39,7 +40,7 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
             codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
         else:
             codes, scales, glob = _reload(qtensor, prof, checks=not held)
-        return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages)
+        return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages, fusible=not in_backend)
 
 
 @contextmanager
@@ -74,10 +75,11 @@ def load_quantized(data: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme
 
 
 def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, glob: np.ndarray | None, dtype: str,
-                     prof: Profile, stages: Stages | None) -> np.ndarray:
+                     prof: Profile, stages: Stages | None, fusible: bool = True) -> np.ndarray:
     """The dequantize kernel on what the backend holds after ``q_from_data`` (``codes``, ``scales``, ``glob``)."""
     out = float_dtype(dtype)
-    check_dequantize(qtensor.scheme, codes.shape, prof)
+    check_dequantize(qtensor.scheme, codes.shape, prof, strided=qtensor.last_axis_moved,
+                     f16=dtype == "f16" or qtensor.scheme.scale_dtype() is ScaleDtype.F16, fusible=fusible)
     layout = layout_of(codes.shape, qtensor.scheme)
     effective = effective_scales(scales[: layout.block_count()], glob, prof)
     if stages is not None:
@@ -179,6 +181,7 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
     scales, glob = read_params(data[data.size - params:], shape, scheme, profile)
     if profile.max_vector_size <= 16 and np.asarray(qt.scales).size < layout_of(shape, scheme).block_count() \
             and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
+        check_dequantize(scheme, shape, profile)  # unless the read fails before any kernel reads a scale
         raise UndefinedBehaviour("fewer scales loaded than blocks: the rest of the scale buffer is uninitialized")
     return np.asarray(qt.codes, dtype=np.int8), scales, glob
 

@@ -63,12 +63,24 @@ _FP8_ROOT = (_LAUNCH + "A validation error caused the compilation to fail\nCause
              "input program.\nfp8 on WGSL is packed 4 lanes to a u32, a scalar has no representation: use vectors of "
              "4, 8 or 16 lanes\nBacktrace:\nNo backtrace available")
 _MATMUL_KERNEL = "matmul_entry_lhs_f32_{kernel}"
-_MATMUL_I8_ROOT = (_LAUNCH + "An error caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `"
-                   + _MATMUL_KERNEL + "`: Validation Error\n\nCaused by:\n  In Device::create_shader_module, label = '"
-                   + _MATMUL_KERNEL + "'\n    \nShader '" + _MATMUL_KERNEL + "' parsing error: no definition in scope "
-                   "for identifier: `i8`\n  ┌─ wgsl:{line}:{col}\n  │\n{line} │ @group(0) @binding(0) var<storage, "
-                   "read_write> {var}: array<i8>;\n  │{pad}^^ unknown identifier\n\n\n\nBacktrace:\nNo backtrace "
-                   "available")
+
+
+def _wgsl_i8_root(kernel: str) -> str:
+    """naga's refusal of a kernel that declares i8 codes (WGSL has no i8): the binding ``{var}``, an ``array<i8>``
+    or ``array<vec4<i8>>`` (``{array}``), on line ``{line}``, the caret under the type."""
+    return (_LAUNCH + "An error caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `"
+            + kernel + "`: Validation Error\n\nCaused by:\n  In Device::create_shader_module, label = '" + kernel
+            + "'\n    \nShader '" + kernel + "' parsing error: no definition in scope for identifier: `i8`\n  ┌─ "
+            "wgsl:{line}:{col}\n  │\n{line} │ @group(0) @binding(0) var<storage, read_write> {var}: array<{array}>;"
+            "\n  │{pad}^^ unknown identifier\n\n\n\nBacktrace:\nNo backtrace available")
+
+
+_MATMUL_I8_ROOT = _wgsl_i8_root(_MATMUL_KERNEL)
+# burn-cubecl-fusion's elementwise kernel, named by a hash of its trace (cubecl's kernel id).
+_FUSED_I8_ROOT = _wgsl_i8_root("elemwise_fuse_{kernel}")
+# burn-fusion runs a stream's work on the device runner thread; a panic there while it builds the fused
+# kernels (not inside an op it runs) ends the task (burn-fusion-0.22.1 src/backend.rs:21-24).
+_SERVER_PANIC = "the fusion server failed to run a task: CallError(task panicked on device runner thread: {error})"
 
 _SITES = [
     # burn-std QuantizedBytes / TensorData (§7)
@@ -268,10 +280,27 @@ _SITES = [
     PanicSite("fusion.deferred", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  {error}",
               "§5.4", "burn-fusion-0.22.1 src/ops/qtensor.rs:44-95 (QuantizeOp::execute runs B::quantize on the "
               "stream), read back by burn-tensor-0.22.1 src/tensor/api/base.rs:2077; measured on the fused WGSL build"),
+    PanicSite("fusion.i8_unwritten", "expect", _INTO_DATA + _unwritten(_FUSED_I8_ROOT),
+              "§6", "burn-cubecl-fusion-0.22.1 src/engine/fuser.rs:531-560 (a Dequantize fused into the elementwise "
+              "kernel, which reads the codes itself: src/engine/trace/block.rs:209-250, typed i8 by "
+              "src/engine/codegen/ir.rs:933-957), compiled by cubecl-wgpu-0.11.3 (WGSL has no i8), reported at "
+              "read-back as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on the fused WGSL "
+              "build", opaque=(*_UNWRITTEN_OPAQUE, "kernel")),
+    PanicSite("fusion.server_panic", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  "
+              + _SERVER_PANIC,
+              "§7.6", "burn-cubecl-fusion-0.22.1 src/engine/codegen/ir.rs:943-955 (`FuseType::from_quant_scheme` "
+              "panics for a sub-byte Native store while the matmul fuser registers its quantized input, "
+              "src/optim/matmul/fuser.rs:53), on burn-fusion's device runner thread: burn-fusion-0.22.1 "
+              "src/backend.rs:21-24; measured on the fused WGSL build"),
+    PanicSite("fusion.skipped", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  the work "
+              "writing it was skipped {skipped} operation(s) below a failure: {error}",
+              "§5.4", "burn-ir-0.22.1 src/handle.rs:121-132 (`TensorError`'s Display: a tensor whose writing op was "
+              "skipped because an input carried a stream op's failure, `depth` ops below it), read back by "
+              "burn-tensor-0.22.1 src/tensor/api/base.rs:2077; measured on the fused WGSL build"),
     PanicSite("harness.read_failed", "panic", "{read}: An error happened during execution\nCaused by:\n  {error}",
-              "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError `B::q_into_data` (or, for an f16/bf16 "
-              "dequantize, `B::float_into_data`) returns (burn >= 0.22.1 on the GPU) instead of panicking, reported "
-              "by the harness as `{read}: {error:?}`"),
+              "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError a backend read returns (burn >= 0.22.1 "
+              "on the GPU) instead of panicking: `B::q_into_data` (`api: \"backend\"`) or `B::float_into_data` (an "
+              "f16/bf16 dequantize), reported by the harness as `<read>: {error:?}`"),
     PanicSite("cubecl.packed_axis_swap", "expect",
               "the packed axis is one of the tensor's: OutOfBounds {{ dim: {dim}, rank: {rank} }}",
               "§7.6", "burn-cubecl-0.22.1/src/ops/qtensor.rs:106-110 (an outer packed axis is stored innermost; "
@@ -366,11 +395,20 @@ def surfaced_at_read(p: BurnPanic) -> BurnPanic:
     return panic("fusion.deferred", error=p.message)
 
 
+def skipped_below(p: BurnPanic, depth: int) -> BurnPanic:
+    """What a read reports of a tensor ``depth`` stream ops below the op that failed with ``p`` (``fusion.deferred``):
+    the failure itself at depth 0, else ``fusion.skipped`` with the failure's own message."""
+    head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
+    if depth == 0 or not p.message.startswith(head):
+        return p
+    return panic("fusion.skipped", skipped=depth, error=p.message[len(head):])
+
+
 def returned_by_backend_read(p: BurnPanic, read: str = "q_into_data") -> BurnPanic:
-    """What the backend's own read (``read``: ``B::q_into_data``, or ``B::float_into_data`` of an f16/bf16
-    dequantize) gives where ``Tensor::into_data`` panics on a failed launch (burn >= 0.22.1): the error itself,
-    which the harness reports as ``harness.read_failed`` (``api: "backend"`` reads the tensor through the
-    backend); any other panic is the same either way."""
+    """What the backend's ``read`` (``B::q_into_data``, ``B::float_into_data``) gives where ``Tensor::into_data``
+    panics on a failed launch (burn >= 0.22.1): the error itself, which the harness reports as
+    ``harness.read_failed`` (``api: "backend"`` reads a quantized tensor through the backend, an f16/bf16
+    dequantize its float result); any other panic is the same either way."""
     head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
     if not p.message.startswith(head):
         return p

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import BurnPanic, UndefinedBehaviour
-from .layout import load, read_back, step
+from .layout import load_deferred, read_back, step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
@@ -90,6 +90,22 @@ def check_signed_zeros(x: np.ndarray, axis: int) -> None:
         raise UndefinedBehaviour("+0.0 and -0.0 along a sorted axis: their order is the sort algorithm's")
 
 
+def total_order_sort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """burn's float sort on every backend the project builds: ``sort_unstable_by(f32::total_cmp)``, the reverse for
+    descending (burn-flex-0.23.0-pre.1 src/ops/sort.rs:40-43, :121-126; burn-backend-0.22.1 src/backend/ops/sort.rs:113-124
+    with burn-std-0.22.1 src/element/base.rs:204 for ndarray and the GPU builds, which sort on the host). IEEE's total
+    order: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN, so signed zeros and NaNs have one place each, and the
+    elements are moved, bits and all: numpy's ``np.sort`` rewrites every NaN to 0x7FC00000, which a requantization
+    to E5M2 then encodes as 0x7E where burn keeps the decoded NaN's 0x7FFFE000 and writes 0x7F (found by fuzzing
+    burn-flex 0.23.0-pre.1, docs/findings.md). Elements with equal keys have equal bits, so stability is moot."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.int32)
+    key = bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))  # total_cmp's key: a negative float's magnitude bits flipped
+    order = np.argsort(key, axis=axis, kind="stable")
+    out = np.take_along_axis(x, order, axis)
+    return np.ascontiguousarray(np.flip(out, axis) if descending else out)
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -131,19 +147,17 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
         if op == "mean_dim":  # ndarray's mean_axis and flex's mean_dim divide the f32 sum by the dim's size
             total = total / np.float32(x.shape[d])
         return _keep(x, total, d)
-    if op in ("max_dim", "min_dim"):
+    if op in ("max_dim", "min_dim"):  # the element at the arg index, its bits kept (a NaN's payload too)
         check_signed_zeros(x, s["dim"])
-        return _keep(x, (np.max if op == "max_dim" else np.min)(x, axis=s["dim"]), s["dim"])
-    if op in ("argmax", "argmin"):  # the first index of the extreme value, as f32 (``.float()``)
+        at = np.expand_dims((np.argmax if op == "max_dim" else np.argmin)(x, axis=s["dim"]), s["dim"])
+        return np.ascontiguousarray(np.take_along_axis(x, at, s["dim"]))
+    if op in ("argmax", "argmin"):  # the first index of the extreme value (the first NaN), as f32 (``.float()``)
         return _keep(x, (np.argmax if op == "argmax" else np.argmin)(x, axis=s["dim"]), s["dim"])
     if op == "sort":
+        return total_order_sort(x, s["dim"], bool(s.get("descending")))
+    if op == "topk":  # burn-backend's float_topk default: float_sort descending, then the first k
         check_signed_zeros(x, s["dim"])
-        out = np.sort(x, axis=s["dim"])
-        return np.ascontiguousarray(np.flip(out, s["dim"]) if s.get("descending") else out)
-    if op == "topk":
-        check_signed_zeros(x, s["dim"])
-        out = np.flip(np.sort(x, axis=s["dim"]), s["dim"])
-        return np.ascontiguousarray(np.take(out, np.arange(s["k"]), axis=s["dim"]))
+        return np.ascontiguousarray(np.take(total_order_sort(x, s["dim"], True), np.arange(s["k"]), axis=s["dim"]))
     raise ValueError(f"unknown float-op step {op!r}; known: {', '.join(FLOAT_STEPS)}")
 
 
@@ -226,18 +240,19 @@ def stack_steps(s: dict, shape: tuple[int, ...]) -> list[dict]:
     return [{"op": "reshape", "shape": unsqueezed}, {"op": "cat", "dim": s["dim"], "copies": s["copies"]}]
 
 
-def start(inputs: dict, scheme, profile: Profile) -> QTensor:
+def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
     """The quantized tensor a chain starts from: ``Tensor::from_data(TensorData::quantized(..))`` of its parts
     (``codes``, ``scales``, ``global``), or ``Tensor::from_data(x).quantize_dynamic(&scheme)`` of a float ``x``
     (any float dtype): quantized on the device, which holds it as it holds a loaded tensor (the CPU backends build
-    it through ``TensorData::quantized`` and ``q_from_data``)."""
+    it through ``TensorData::quantized`` and ``q_from_data``). With it, the panic of an upload wgpu copies only at
+    the next flush (``layout.load_deferred``; None where there is none)."""
     if "x" not in inputs:
         codes = np.asarray(inputs["codes"], dtype=np.int8)
-        return load(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(), inputs.get("global"),
-                            scheme), profile)
+        return load_deferred(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(),
+                                     inputs.get("global"), scheme), profile)
     qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
     return QTensor(qt.codes, qt.scales, qt.global_scale,
-                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE))
+                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)), None
 
 
 def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np.ndarray | None:
@@ -251,10 +266,23 @@ def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np
         return None
 
 
-def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+HOST_READS = frozenset({"sort"})
+"""Float ops that read the tensor back to the host on the GPU, a flush that meets a deferred upload's panic:
+burn-backend's ``float_sort`` default (``try_read_sync``; burn-cubecl has no sort of its own,
+burn-backend-0.22.1 src/backend/ops/tensor.rs:1809-1823). Measured on 0.22.1 SPIR-V: an oversized E2M1 upload,
+then ``sort`` and a refused reshape, fails with the upload's panic; ``topk`` (a kernel) or ``abs`` then the reshape
+fail with the reshape's."""
+
+
+def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
+              upload: BurnPanic | None = None) -> tuple[np.ndarray, QTensor | None]:
     """The steps in order (layout steps as ``oracle/layout.py`` routes them, float-op steps by :data:`ROUTES`);
-    returns the dequantized result and the quantized tensor held at the end (``None`` for a float result)."""
+    returns the dequantized result and the quantized tensor held at the end (``None`` for a float result). A
+    deferred ``upload`` panic comes at the first flush: a :data:`HOST_READS` step or the read-back, after the host-side
+    panics of the steps before it (as in ``qlayout``, ``layout.run_steps``)."""
     for s in steps:
+        if upload is not None and s["op"] in HOST_READS:
+            raise upload
         if s["op"] in ROUTES:
             held = float_step(held, s, profile)
         elif s["op"] == "stack":
@@ -264,4 +292,6 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile) -
             held = matmul(held, s, profile)
         else:
             held = step(held, s, profile)
+    if upload is not None:
+        raise upload
     return read_back(held, profile)

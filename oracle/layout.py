@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass, replace
+
 from .codec import into_data
 from .dequantize import _reload
-from .errors import BurnPanic, UndefinedBehaviour
+from .errors import BurnPanic, UndefinedBehaviour, skipped_below, surfaced_at_read
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
-from .routes import ROUTES, check_matmul, float_i8, route, values
+from .routes import ROUTES, check_matmul, float_, float_i8, route, values
 from .scheme import NATIVE
+from .support import fused_read
 from .stages import Stages
 from .views import (PURE_MOVES, STEP_OPS, apply, is_identity, resolve_step, resolved, vecmat_swap, view,
                     view_strides)
@@ -54,7 +57,7 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     if isinstance(held, np.ndarray):
         check_matmul(held.shape, s, profile)
         return np.ascontiguousarray(apply(held, s))
-    if is_identity(s, held.codes.ndim):
+    if _no_op(s, held.codes.shape, profile):
         return held
     if empty_short_cut(s, held.codes.shape):
         return np.zeros(apply(held.codes, s).shape, np.float32)
@@ -68,6 +71,87 @@ def step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor | np.
     return route(s, held, profile)(s, held, profile)
 
 
+def _no_op(s: dict, shape: tuple[int, ...], profile: Profile) -> bool:
+    """A step that leaves the tensor as it is, no op run: an identity, and in a fused build a reshape to the shape it
+    has (burn-fusion-0.22.1 src/ops/qtensor.rs:156-159 returns the tensor before burn-cubecl's checks)."""
+    same_shape = profile.keeps_same_shape_reshape and s["op"] == "reshape" and list(s["shape"]) == list(shape)
+    return is_identity(s, len(shape)) or same_shape
+
+
+# Layout ops burn-dispatch-0.22.1 does not forward to the backend (no q_gather, q_repeat_dim, q_cat in src/ops/
+# qtensor.rs): their trait default (burn-backend-0.22.1 src/backend/ops/qtensor.rs:21-49, :922-935) queues the
+# dequantize, the float op and quantize_dynamic's ops on the stream one by one.
+_NOT_FORWARDED = frozenset({"gather", "repeat_dim", "cat"})
+
+
+def _depth_below_failure(held: QTensor | np.ndarray, s: dict, profile: Profile) -> int:
+    """How many stream ops below the failed one step ``s`` leaves its output: a dequantize that failed is followed by
+    the float op (a ``float_`` route; burn-fusion runs ``q_matmul`` as one op, src/ops/qtensor.rs:468), and under a
+    trait default also by the quantize (``_NOT_FORWARDED``: measured only where fusion declines the scheme, a
+    two-level one; a scheme fusion reads fails at depth 0 there, measured, not located)."""
+    if not isinstance(held, QTensor):
+        return 0
+    if route(s, held, profile) in (float_, float_i8):
+        return int(s["op"] != "matmul")
+    return 2 if s["op"] in _NOT_FORWARDED and fused_read(held.scheme, profile) is None else 0
+
+
+@dataclass(frozen=True)
+class Errored:
+    """A tensor a fused build holds in error (burn-ir-0.22.1 src/handle.rs:60-160, ``Handle::Errored``): a stream op
+    ``depth`` ops above it failed with ``failure`` (``fusion.deferred``). Nothing is raised until a read needs it;
+    each op run on it is skipped one deeper, and a result burn-tensor makes without the backend
+    (``empty_short_cut``) leaves the error behind. ``ghost``: the quantized tensor it stands for (its scheme picks
+    the routes of later steps), None for a float one."""
+
+    failure: BurnPanic
+    depth: int
+    shape: tuple[int, ...]
+    ghost: QTensor | None
+
+    @classmethod
+    def of_step(cls, held: QTensor | np.ndarray, s: dict, failure: BurnPanic, profile: Profile) -> Errored:
+        """The output of step ``s`` on ``held``, whose op failed (``_depth_below_failure`` deep)."""
+        floated = isinstance(held, QTensor) and route(s, held, profile) in (float_, float_i8)
+        ghost = held if isinstance(held, QTensor) and not floated else None
+        shape = np.shape(held.codes if isinstance(held, QTensor) else held)
+        return cls(failure, 0, shape, ghost)._moved(s, profile, _depth_below_failure(held, s, profile))
+
+    def _moved(self, s: dict, profile: Profile, depth: int) -> Errored:
+        s = resolve_step(self.shape, s, profile.reshape_zero_keeps_dim)
+        shape = apply(np.zeros(self.shape, np.float32), s).shape
+        ghost = self.ghost and replace(self.ghost, codes=np.zeros(shape, np.int8))
+        return Errored(self.failure, self.depth + depth, shape, ghost)
+
+    def then(self, s: dict, profile: Profile) -> Errored | np.ndarray:
+        """The next step, skipped (or, where burn-tensor answers it alone, the fresh result)."""
+        if _no_op(s, self.shape, profile):
+            return self
+        if empty_short_cut(s, self.shape):
+            return np.zeros(apply(np.zeros(self.shape, np.bool_), s).shape, np.float32)
+        floated = self.ghost is not None and route(s, self.ghost, profile) in (float_, float_i8)
+        # burn-tensor's vec-mat turn (``vecmat_swap``) is three ops: swap_dims on the lhs, the matmul, swap_dims back
+        moved = self._moved(s, profile, 3 if vecmat_swap(s, self.shape) is not None else 1)
+        return replace(moved, ghost=None) if floated else moved
+
+    def read(self) -> BurnPanic:
+        """What the read reports: a quantized tensor is read through one more op, its dequantize."""
+        return skipped_below(self.failure, self.depth + (self.ghost is not None))
+
+
+def stream_step(held: QTensor | np.ndarray | Errored, s: dict, profile: Profile):
+    """:func:`step` as a fused build runs it: a stream op's failure is held by its output (:class:`Errored`) and
+    reported by the read that needs it (``Profile.errored_handles``); elsewhere it is raised at the call."""
+    if isinstance(held, Errored):
+        return held.then(s, profile)
+    try:
+        return step(held, s, profile)
+    except BurnPanic as p:
+        if not profile.errored_handles or (p.code != "fusion.deferred" and p.code not in profile.stream_panics):
+            raise
+        return Errored.of_step(held, s, surfaced_at_read(p), profile)
+
+
 def load(qt: QTensor, profile: Profile) -> QTensor:
     """``Tensor::from_data(TensorData::quantized(..))``: the CPU backends keep the codes and scales they read and
     rewrite the store to Native (``q_from_data``), except flex >= 0.23.0-pre.1, which keeps it
@@ -77,7 +161,7 @@ def load(qt: QTensor, profile: Profile) -> QTensor:
     return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
 
 
-def _load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
+def load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:
     """``load``, except that wgpu copies an oversized upload (``oversized_upload_panic``) only when the queued work
     is flushed, at the first read-back: a host-side panic of a later step comes first (measured: a gather's
     requantization refusing its block size before a Q4/E2M1 upload's range panic)."""
@@ -94,7 +178,7 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     """The steps on a tensor built from its parts; returns the dequantized result and the quantized tensor held
     (``None`` for a float result). ``stages.moved`` receives ``op(dequantize(q))`` for a chain of pure moves:
     what a user expects the result to dequantize to."""
-    held, upload = _load_deferred(qt, profile)
+    held, upload = load_deferred(qt, profile)
     if upload is not None:  # the steps' own host-side panics come first; the read-back then meets the upload's
         for s in steps:
             held = step(held, s, profile)
@@ -105,13 +189,15 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
         except BurnPanic:  # the backend's dequantize refuses what it holds (WGSL: Native codes), or a step panics
             stages.moved = None
     for s in steps:
-        held = step(held, s, profile)
+        held = stream_step(held, s, profile)
     return read_back(held, profile)
 
 
-def read_back(held: QTensor | np.ndarray, profile: Profile) -> tuple[np.ndarray, QTensor | None]:
+def read_back(held: QTensor | np.ndarray | Errored, profile: Profile) -> tuple[np.ndarray, QTensor | None]:
     """What the chain's caller reads of the tensor held at the end: ``dequantize()`` (or the float tensor itself)
     as contiguous f32, and for a quantized one its ``into_data()`` (``None`` for a float result)."""
+    if isinstance(held, Errored):
+        raise held.read()
     x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
     if isinstance(held, np.ndarray):
         return x, None

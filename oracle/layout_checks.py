@@ -13,7 +13,7 @@ from .errors import panic
 from .profile import Profile
 from .qtensor import QTensor
 from .scheme import ScaleDtype, shape_debug
-from .support import deferred_panic
+from .support import deferred_panic, fused_read, i8_binding, native_vector_width
 from .views import axes_of, row_major
 
 # The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
@@ -24,8 +24,10 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
     """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
     declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 lhs
     fails to compile packed in u32 words too (E4M3/E5M2 ``PackedU32``: the kernel reads a scalar fp8; measured,
-    found by fuzzing, seed 2)."""
-    if qt.scheme.is_two_level():
+    found by fuzzing, seed 2), except in a fused build, whose matmul reads the words itself (``fused_read``,
+    measured: the product of the dequantized codes)."""
+    fused = fused_read(qt.scheme, profile)
+    if qt.scheme.is_two_level() or fused == "u32":  # burn-cubecl-fusion's matmul reads packed words itself
         return
     fp8 = qt.scheme.value.is_float and qt.scheme.value.size_bits == 8
     if fp8 and qt.scheme.store.kind in ("Native", "PackedU32"):
@@ -33,12 +35,16 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
     if qt.scheme.store.kind != "Native":
         return
     # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
-    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7; the caret sits under the type.
+    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7. burn-cubecl-fusion's matmul reads the
+    # codes itself (`fused_read`, src/optim/matmul/fuser.rs:53), three lines earlier and as wide vectors as the
+    # last dim allows (measured: v5 on line 4 as vec4 for [4, 8]; v13 on line 5, one by one, for [1, 1, 1, 9]).
     f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
     line, var = (8, "v13") if f16 else (7, "v5")
-    col = 56 + len(var)
-    raise deferred_panic("wgsl.matmul_i8", profile, kernel=_WGSL_MATMUL_KERNEL, line=line, col=col, var=var,
-                         pad=" " * col)
+    width = 1
+    if fused == "i8":
+        line -= 3
+        width = 1 if qt.last_axis_moved else native_vector_width(qt.codes.shape, 1, profile)
+    raise deferred_panic("wgsl.matmul_i8", profile, kernel=_WGSL_MATMUL_KERNEL, **i8_binding(var, line, width))
 
 
 def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:

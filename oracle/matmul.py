@@ -15,7 +15,7 @@ import numpy as np
 
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qtensor import QTensor
-from .support import check_from_data
+from .support import check_from_data, fused_read
 
 
 def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
@@ -26,6 +26,9 @@ def takes_fast_path(lhs_shape: tuple[int, ...], profile: str | Profile) -> bool:
 def ternary_matmul(lhs: np.ndarray, rhs: QTensor, *, profile: str | Profile = DEFAULT_PROFILE) -> np.ndarray:
     """``lhs [..., K] @ rhs`` for a per-tensor Q2S ``rhs`` of shape ``[K, N]`` (its stored scale is gamma)."""
     prof = get_profile(profile)
+    # The harness quantizes the weight on the device; a fused build's matmul fuser meets its scheme first, while
+    # the quantize is still queued (measured: burn-cubecl-fusion's sub-byte panic, not burn-cubecl's).
+    fused_read(rhs.scheme, prof)
     check_from_data(rhs.scheme, rhs.codes.shape, prof)  # the weight is loaded from its parts first
     a = np.asarray(lhs, dtype=np.float32)
     w = np.asarray(rhs.codes, dtype=np.int8)

@@ -26,7 +26,7 @@ from .quantize import quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
-from .support import on_stream, strided_vector_width
+from .support import on_stream, read_below, strided_vector_width
 from .views import VIEW_READ, resolved, view_strides
 from .vocabulary import FLOAT_STEPS, LAYOUT_STEPS
 
@@ -73,7 +73,8 @@ def _compute_range(params, inputs, prof, stages) -> Outputs:
 
 def _compute_q_params(params, inputs, prof, stages) -> Outputs:
     require_dtypes(prof, inputs["min"], inputs["max"])
-    scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof, stages=stages)
+    with read_below(prof, 1):  # a fused build reads the scales past the one elementwise kernel of the q-params
+        scales, glob = compute_q_params(inputs["min"], inputs["max"], _scheme(params), profile=prof, stages=stages)
     return {"scales": scales} if glob is None else {"scales": scales, "global": glob}
 
 
@@ -124,10 +125,10 @@ def _float_ops(params, inputs, prof, stages) -> Outputs:
     unknown = [s.get("op") for s in params["steps"] if s.get("op") not in (*LAYOUT_STEPS, *FLOAT_STEPS)]
     if unknown:
         raise ValueError(f"float_ops: unknown steps {unknown}; known: {', '.join((*LAYOUT_STEPS, *FLOAT_STEPS))}")
-    first = start(inputs, _scheme(params), prof)
-    if stages is not None:
+    first, upload = start(inputs, _scheme(params), prof)
+    if stages is not None and upload is None:
         stages.moved = expected_by_a_user(first, params["steps"], prof)
-    x, held = run_chain(first, params["steps"], prof)
+    x, held = run_chain(first, params["steps"], prof, upload)
     if held is None:
         return {"x": x, "quantized": False}
     return _qtensor_outputs(held, prof) | {"x": x, "quantized": True, "scheme": held.scheme.debug()}

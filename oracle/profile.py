@@ -313,6 +313,27 @@ class Profile:
     """Built with burn's ``autotune`` feature (burn-wgpu's default): alternative kernels are timed on first use and the
     fastest kept, so a result that depends on which one ran is timing-dependent (declared undefined, never fitted)."""
 
+    fused_read: str = _one_of(c.FUSED_READ, "none")
+    """With ``fusion``: which quantized tensors burn-cubecl-fusion's kernels read themselves instead of the backend's
+    dequantize launch (``oracle.support.fused_read``)."""
+    fused_i8_panic: str | None = _panic_code(None)
+    """The panic of a fused kernel that declares Native i8 codes, if the device cannot: WGSL has no i8, so the
+    elementwise kernel fails to compile and the read reports it (``fusion.i8_unwritten``); None where it compiles."""
+
+    errored_handles: bool = _flag()
+    """With ``fusion``: a stream op's failure is held by its output tensor (burn-ir-0.22.1 ``Handle::Errored``,
+    ``src/handle.rs:60-160``), every op run on it is skipped one deeper, and the read that needs it reports how deep
+    (``fusion.skipped``); a result burn-tensor makes without the backend leaves the error behind
+    (``oracle.layout.Errored``)."""
+    keeps_same_shape_reshape: bool = _flag()
+    """With ``fusion``: ``q_reshape`` to the shape a tensor has returns it before the backend sees the call
+    (burn-fusion-0.22.1 ``src/ops/qtensor.rs:156-159``), so burn-cubecl's reshape checks never run."""
+
+    k0_matmul_unwritten: bool = _flag()
+    """With ``fusion``: a float matmul with k = 0 leaves its m x n output unwritten (the fused matmul launches no
+    kernel that zeroes it): the values are whatever the allocation held, zeros in a fresh process and earlier
+    results later (measured), so undefined."""
+
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
@@ -366,6 +387,7 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
                "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
-    "build": ("fusion", "stream_panics", "autotune"),
+    "build": ("fusion", "stream_panics", "autotune", "fused_read", "fused_i8_panic", "errored_handles",
+              "keeps_same_shape_reshape", "k0_matmul_unwritten"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of
-from .calibration import compute_range
+from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of, params_shape
+from .calibration import compute_range, ops_below_first_reduction
 from .choices import DIVISION, KERNEL, FixedStep
 from .codec import encode_scales
 from .encode import encode
@@ -36,7 +37,7 @@ from .rounding import dtype_name, round_up
 from .scales import effective_scales, stored_scales, validated_scale
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
-from .support import check_quantize, native_vector_width, on_stream
+from .support import check_quantize, native_vector_width, on_stream, read_below
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
@@ -64,13 +65,36 @@ def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profi
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x)
-    with on_stream(prof):
+    # A fused build runs compute_q_params' float ops as one elementwise kernel: a failed reduction (the range's first,
+    # or the two-level split's max) is read past that kernel and the quantize, and past the range's own later ops;
+    # the host-side checks of the q-params still run at the call before anything is read.
+    with read_below(prof, 2 + ops_below_first_reduction(x.shape, scheme)), _then_host_checks(x, scheme, prof), \
+            on_stream(prof):
         lo, hi = compute_range(x, scheme, "minmax", profile=prof)
     if stages is not None:
         stages.min, stages.max = lo, hi
-    scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
+    with read_below(prof, 2):
+        scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
     with on_stream(prof):
         return _quantize(x, scheme, scales, glob, prof, stages)
+
+
+@contextmanager
+def _then_host_checks(x: np.ndarray, scheme: QuantScheme, profile: Profile):
+    """A range whose reduction failed on a fused build's stream (``Profile.errored_handles``) is held in error, and
+    ``compute_q_params`` still runs on it at the call: its host-side checks (a block dtype too wide for the global)
+    raise there, first (found by fuzzing: seed 20261202, quantize_dynamic case 2)."""
+    try:
+        yield
+    except BurnPanic as p:
+        if profile.errored_handles and p.code == "fusion.deferred":
+            held = np.zeros(params_shape(x.shape, scheme), np.float32)
+            try:
+                compute_q_params(held, held, scheme, profile=profile)
+            except BurnPanic as q:
+                if q.code not in profile.stream_panics:
+                    raise q from None
+        raise
 
 
 def require_dtypes(profile: Profile, *tensors: np.ndarray | None) -> None:

@@ -32,12 +32,12 @@ import numpy as np
 from .blocks import BlockLayout, params_shape
 from .choices import LAYOUT, FixedStep
 from .dequantize import dequantize
-from .errors import panic
+from .errors import UndefinedBehaviour, panic
 from .layout_checks import check_gpu_reshape, check_gpu_scale_permute
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
-from .scheme import BlockSize, QuantScheme, QuantStore, shape_debug
+from .scheme import BlockSize, QuantScheme, QuantStore, ScaleDtype, shape_debug
 from .support import check_dequantize
 from .views import apply, axes_of
 
@@ -71,17 +71,22 @@ def move_grid_gpu(s: dict, held: QTensor, profile: Profile) -> QTensor:
     return move_grid(s, held, profile)
 
 
-def float_(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
-    """Dequantized, then the float op: a plain float tensor."""
-    x = values(held, profile)
+def float_(s: dict, held: QTensor, profile: Profile, *, in_backend: bool = False) -> np.ndarray:
+    """Dequantized, then the float op: a plain float tensor. ``in_backend``: the dequantize runs inside the backend's
+    own op (a trait default), where no fused kernel reads the codes (``values``)."""
+    x = values(held, profile, in_backend=in_backend)
     check_matmul(x.shape, s, profile)
     return np.ascontiguousarray(apply(x, s))
 
 
 def check_matmul(lhs_shape: tuple[int, ...], s: dict, profile: Profile) -> None:
-    """A float matmul's own panic (the lhs already dequantized): ``empty_matmul_panic`` for m, k or n of 0."""
+    """A float matmul's own panic (the lhs already dequantized): ``empty_matmul_panic`` for m, k or n of 0; a fused
+    build's output of nothing summed is unwritten memory (``k0_matmul_unwritten``)."""
     if s["op"] == "matmul" and profile.empty_matmul_panic and 0 in (lhs_shape[-2], *s["shape"][-2:]):
         raise panic(profile.empty_matmul_panic)
+    if s["op"] == "matmul" and profile.k0_matmul_unwritten and lhs_shape[-1] == 0 and math.prod(
+            (*lhs_shape[:-1], s["shape"][-1])) > 0:
+        raise UndefinedBehaviour("a fused matmul with k = 0 leaves its output unwritten: the allocation's old values")
 
 
 def float_i8(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
@@ -93,12 +98,12 @@ def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """flex's ``block_safe_layout_op``: dequantized, the float op, requantized by flex's own ``quantize_dynamic``
     under the input scheme (its block dims permuted with the axes)."""
     scheme = follow_packing(_moved_scheme(s, held), s, held.codes.ndim, profile)
-    return flex_quantize_dynamic(float_(s, held, profile), scheme, profile)
+    return flex_quantize_dynamic(float_(s, held, profile, in_backend=True), scheme, profile)
 
 
 def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
-    return quantize_dynamic(float_(s, held, profile), held.scheme, profile=profile)
+    return quantize_dynamic(float_(s, held, profile, in_backend=True), held.scheme, profile=profile)
 
 
 class Refusal:
@@ -238,16 +243,19 @@ PACKING_DIM = FixedStep("packing_dim", _packed_dim_follows_axes,
                         "reshape_packing_dim)")
 
 
-def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
+def values(held: QTensor | np.ndarray, profile: Profile, *, in_backend: bool = False) -> np.ndarray:
     """What ``Tensor::dequantize`` gives of a held tensor (a float result is itself). ndarray's dequantize
     (burn-ndarray ops/qtensor.rs:541-553) writes the codes and the scale list it holds into ``QuantizedBytes``
     and reads them back for the *current* shape, whose reader takes that shape's scale count off the end
     (§8 #9 when the bytes are fewer), then its strategy asserts one scale per block (§8 #29): a kept scale list
-    can violate either after a move."""
+    can violate either after a move. ``in_backend``: the dequantize of a backend op's trait default
+    (``dequant_op_quant!`` inside burn-cubecl's ``q_slice``, ...), which a fused build runs as one stream op whose
+    inside burn-fusion never sees: the backend's own launch, never a fused read."""
     if isinstance(held, np.ndarray):
         return held
     if profile.kernel == "gpu":  # the held tensor is dequantized in place: the launch checks, no reload's
-        check_dequantize(held.scheme, held.codes.shape, profile)
+        check_dequantize(held.scheme, held.codes.shape, profile, strided=held.last_axis_moved,
+                         f16=held.scheme.scale_dtype() is ScaleDtype.F16, fusible=not in_backend)
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()
@@ -257,4 +265,4 @@ def values(held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
         if blocks != held.scales.size:
             raise panic("ndarray.block_count", count=held.scales.size, shape=shape_debug(held.codes.shape),
                         block=size.debug(), left=blocks, right=held.scales.size)
-    return dequantize(held, "f32", profile=profile, held=True)
+    return dequantize(held, "f32", profile=profile, held=True, in_backend=in_backend)

@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from .choices import QUANTIZE_CHECK, READ_FAILURE
-from .errors import BurnPanic, panic, surfaced_at_read
+from .choices import FUSED_READ, QUANTIZE_CHECK, READ_FAILURE
+from .errors import BurnPanic, panic, skipped_below, surfaced_at_read
 from .profile import Profile
 from .scheme import QuantMode, QuantScheme, ScaleDtype
 
@@ -162,6 +162,66 @@ def on_stream(profile: Profile):
         raise
 
 
+def _backend_reads(scheme: QuantScheme) -> None:
+    """No fused kernel: the backend's own dequantize launch reads every quantized tensor."""
+    return None
+
+
+def _cubecl_fusion_reads(scheme: QuantScheme) -> str | None:
+    """``FuseType::from_quant_scheme`` and ``from_scale_dtype`` (burn-cubecl-fusion-0.22.1 src/engine/codegen/
+    ir.rs:921-957): the type the fused kernel reads the codes as, or None where it declines (a global scale, fp8
+    codes, fp8 scales); the panics are raised while fusing, on burn-fusion's device runner thread."""
+    store, value = scheme.store, scheme.value.name
+    if store.kind == "Native" and value not in ("Q8F", "Q8S", "E4M3", "E5M2"):
+        raise panic("fusion.server_panic", error=panic("cubecl.native_sub_byte").message)
+    if store.kind == "PackedNative" and value != "E2M1":
+        raise panic("fusion.server_panic", error=panic("cubecl.native_packing", value=value).message)
+    if scheme.is_two_level() or scheme.scale_dtype() in (ScaleDtype.UE8M0, ScaleDtype.UE4M3):
+        return None
+    return {"Native": "i8" if value in ("Q8F", "Q8S") else None, "PackedU32": "u32"}.get(store.kind)
+
+
+_FUSED_READS = FUSED_READ.steps({"none": _backend_reads, "cubecl_fusion": _cubecl_fusion_reads})
+
+
+def fused_read(scheme: QuantScheme, profile: Profile) -> str | None:
+    """The type a fused build's kernel reads ``scheme``'s codes as (``Profile.fused_read``), None where the backend's
+    dequantize launch reads them."""
+    return profile.step(_FUSED_READS)(scheme)
+
+
+def i8_binding(var: str, line: int, width: int) -> dict[str, object]:
+    """Where naga reports a kernel's i8 binding ``var`` read ``width`` codes at a time: the fields of the
+    ``*i8*`` panics (the caret sits under the type, after ``@group(0) @binding(0) var<storage, read_write> ``)."""
+    vector = "" if width == 1 else f"vec{width}<"
+    array = f"{vector}i8{'>' if vector else ''}"
+    col = len(f"@group(0) @binding(0) var<storage, read_write> {var}: array<{vector}") + 1
+    return {"line": line, "col": col, "var": var, "array": array, "pad": " " * col}
+
+
+def _check_fused_read(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, strided: bool,
+                      f16: bool) -> None:
+    """The fused elementwise kernel's own read of the codes: where the device cannot declare i8, it fails to
+    compile. Its first binding is the codes (``v1``, after an ``enable f16;`` line when an f16 output or scale is in
+    the kernel), read as the widest vector of the last dim (``native_vector_width``), one by one when strided. No
+    kernel is compiled for a tensor without elements (measured: the read returns the empty tensor)."""
+    if fused_read(scheme, profile) == "i8" and profile.fused_i8_panic is not None and math.prod(shape) > 0:
+        width = 1 if strided else native_vector_width(shape, 1, profile)
+        raise panic(profile.fused_i8_panic, **i8_binding("v1", 3 + f16, width))
+
+
+@contextmanager
+def read_below(profile: Profile, depth: int):
+    """A stream op's failure, read ``depth`` ops below it (``Profile.errored_handles``: ``fusion.skipped``); where
+    failures are not held by tensors, nothing changes."""
+    try:
+        yield
+    except BurnPanic as p:
+        if profile.errored_handles and (p.code == "fusion.deferred" or p.code in profile.stream_panics):
+            raise skipped_below(surfaced_at_read(p), depth) from None
+        raise
+
+
 def deferred_panic(root: str, profile: Profile, **fields):
     """The panic a user meets when reading the output of a launch that failed for ``root`` (a compile error)."""
     return panic(profile.step(_DEFERRED)[root], **fields)
@@ -193,9 +253,15 @@ def check_from_data(scheme: QuantScheme, shape: tuple[int, ...], profile: Profil
         CHECKS[name](scheme, shape, profile, scheme.num_levels())
 
 
-def check_dequantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile) -> None:
+def check_dequantize(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, *, strided: bool = False,
+                     f16: bool = False, fusible: bool = True) -> None:
     """The checks of the backend's dequantize launch (cubek-quant ``dequantize.rs:198-250``), run on burn-fusion's
-    stream in a fused build."""
+    stream in a fused build, where a kernel that reads the codes itself (``fused_read``) replaces the launch unless
+    the dequantize is not ``fusible`` (inside a backend op): ``strided``, a view whose last axis moved; ``f16``, an
+    f16 output or scale in the kernel."""
     with on_stream(profile):
+        if fusible and fused_read(scheme, profile) is not None:
+            _check_fused_read(scheme, shape, profile, strided, f16)
+            return
         for name in profile.dequantize_checks:
             CHECKS[name](scheme, shape, profile, scheme.num_levels())

@@ -149,5 +149,29 @@ def device_cases():
     return out
 
 
+# E5M2 codes of 1.0, a NaN, -1.0, -0.0, +0.0 and another NaN (0x7E, 0xFE: payloads burn's decoding does not keep);
+# a max_dim's row has no zero (which of +-0.0 an argmax picks is left undefined) and 16 elements (numpy's max rewrites
+# a NaN only on its vector path, from 16 elements on).
+_E5M2_NAN_ZEROS = np.array([0x3C, 0x7E, 0xBC, 0x80, 0x00, 0xFE], np.uint8).view(np.int8)
+_E5M2_NAN_ROW = np.array([[0x3C, 0x7E, 0xBC, *range(0x40, 0x4D)]], np.uint8).view(np.int8)  # 1, NaN, -1, 2 .. 12
+NAN_STEPS = {
+    "sort-nan-zeros": ([{"op": "sort", "dim": 0}], _E5M2_NAN_ZEROS,
+                       ("burn's sort is sort_unstable_by(f32::total_cmp) on every backend: -0.0 before +0.0, NaNs "
+                        "last, moved bits and all; burn-flex 0.23.0-pre.1 decodes every fp8 NaN to 0x7FFFE000 and "
+                        "encodes it again as 0x7F (a sort that rewrote it to 0x7FC00000, as numpy's does, gives 0x7E)")),
+    "sort-desc-nan-zeros": ([{"op": "sort", "dim": 0, "descending": True}], _E5M2_NAN_ZEROS,
+                            "sort_descending: the reverse total order, NaNs first, +0.0 before -0.0"),
+    "max-dim-nan": ([{"op": "max_dim", "dim": 1}], _E5M2_NAN_ROW,
+                    ("q_max_dim is q_argmax then q_gather: argmax stops at the first NaN, and the gather moves that "
+                     "element's bits (a float max that rewrote the NaN would give 0x7E on 0.23.0-pre.1 flex)")),
+}
+
+
+def nan_cases():
+    """Where a value-moving float op puts NaNs and signed zeros, and whether it keeps a NaN's bits."""
+    return [_from_parts(f"float_ops/e5m2/tensor/{name}", scheme("E5M2"), steps, codes, f32([1.0]), None, why)
+            for name, (steps, codes, why) in NAN_STEPS.items()]
+
+
 def cases():
-    return family_cases() + device_cases()
+    return family_cases() + device_cases() + nan_cases()

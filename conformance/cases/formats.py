@@ -19,7 +19,7 @@ import ml_dtypes
 import numpy as np
 
 import oracle
-from oracle import QuantScheme, ScaleDtype
+from oracle import ScaleDtype
 from oracle.blocks import params_shape
 
 from ..formats import FORMATS, ROW, Format

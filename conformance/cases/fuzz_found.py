@@ -12,7 +12,38 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 
 def cases():
-    return _mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1() + _real_gpu_0_23()
+    return (_mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1() +
+            _real_gpu_0_23() + _real_fused_0_22_1() + _float_ops())
+
+
+def _float_ops():
+    return [
+        case("float_ops/fuzz/e5m2-zero-block-sort", "float_ops",
+             {"scheme": scheme("E5M2", block=[2], block_dtype="F16", tensor="F32"),
+              "steps": [{"op": "sort", "dim": 0}]}, {"x": f32(0.0, 0.0)}, spec=("§9.5", "§5.1"),
+             reason="found by fuzzing burn-flex 0.23.0-pre.1 (seed 20261203, case 2893): a block of zeros quantizes "
+                    "to NaN codes (0/0), which decode to f32 0x7FFFE000; burn's sort (sort_unstable_by(f32::total_cmp), "
+                    "burn-flex-0.23.0-pre.1 src/ops/sort.rs:40-43) moves those bits and the requantization writes 0x7F; "
+                    "the oracle had sorted with numpy, which rewrites a NaN to 0x7FC00000 (then 0x7E)"),
+        *[case(f"float_ops/fuzz/oversized-upload-{name}", "float_ops", {"scheme": _E2M1_ND_BLOCK, "steps": steps},
+               {"codes": i8(*(np.arange(96) % 15 - 7)).reshape(6, 16), "scales": f32(1.0, 2.0)},
+               spec=("§9.5", "§8"), reason=why)
+          for name, (steps, why) in _OVERSIZED_UPLOAD.items()],
+    ]
+
+
+# An E2M1 PackedU32 upload wgpu refuses ("provided range was outside slice") only when the queue is flushed: found by
+# fuzzing float_ops on burn-wgpu 0.22.1 SPIR-V (seed 20261130, case 310), where the oracle had raised it at the load.
+_E2M1_ND_BLOCK = scheme("E2M1", store=("PackedU32", 0), block=[6, 8], block_dtype="UE4M3")
+_OVERSIZED_UPLOAD = {
+    "reshape": ([{"op": "reshape", "shape": [6, 1, 16]}],
+                "the reshape's host-side refusal of an N-D block (burn-cubecl) comes before the deferred upload's"),
+    "topk-reshape": ([{"op": "topk", "dim": 1, "k": 8}, {"op": "reshape", "shape": [6, 1, 8]}],
+                     "topk is a kernel: nothing flushes, and the reshape's refusal still comes first"),
+    "sort-reshape": ([{"op": "sort", "dim": 1}, {"op": "reshape", "shape": [6, 1, 16]}],
+                     "burn-backend's float_sort reads the tensor back (try_read_sync): that flush meets the upload's "
+                     "panic before the reshape runs"),
+}
 
 
 def _mutant_escapes():
@@ -264,6 +295,26 @@ def _real_gpu_0_22_1():
             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "
                    "own shape still meets q_reshape's N-D block check (`Reshape of ND block-quantized tensor "
                    "is not yet supported.`), on 0.22.0-pre.3 too (the oracle let a same-shape reshape through)"),
+    ]
+
+
+def _real_fused_0_22_1():
+    """Found by fuzzing burn 0.22.1's default (fused) WGSL binary (lavapipe; seed 20261202) against
+    burn-0.22.1/wgpu-fused."""
+    return [
+        case("quantize/fuzz/packed-dim-beyond-rank-on-the-stream", "quantize",
+             {"scheme": scheme("Q4F", store=("PackedU32", 1)), "api": "tensor"},
+             {"x": f32(np.ones(8)), "scales": f32([1.0])}, spec=("§7.6",),
+             reason="found by fuzzing the fused 0.22.1 WGSL binary (seed 20261202, quantize case 127): B::quantize's "
+                    "packed-axis swap (burn-cubecl-0.22.1 ops/qtensor.rs:106-110) runs on burn-fusion's stream, so "
+                    "the fused build reports it at the read; the lean builds at the call"),
+        case("quantize_dynamic/fuzz/q-params-checks-past-a-failed-range", "quantize_dynamic",
+             {"scheme": scheme("Q8S", block=[2, 1, 1, 2, 4], block_dtype="UE8M0", tensor="F32")},
+             {"x": f32(np.ones((2, 1, 1, 2, 4)))}, spec=("§2", "§3.1"),
+             reason="found by fuzzing the fused 0.22.1 WGSL binary (seed 20261202, quantize_dynamic case 2): the "
+                    "rank-5 range fails in its first reduction (cubecl's tiling holds 8 dims) on the stream, held "
+                    "in error; compute_q_params still runs at the call, so its UE8M0 two-level assert comes first "
+                    "on the fused build, the reduction's panic on the lean ones"),
     ]
 
 

@@ -82,9 +82,42 @@ def test_signed_zeros_on_a_sorted_axis_have_no_expected_order():
     check_signed_zeros(np.array([[0.0, 1.0], [-0.0, 2.0]], np.float32), 1)  # one sign per row
     with pytest.raises(oracle.UndefinedBehaviour):
         check_signed_zeros(np.array([[0.0, -0.0]], np.float32), 1)
-    with pytest.raises(oracle.UndefinedBehaviour):
-        run([{"op": "div", "rhs": [1.0, -1.0], "shape": [1, 2]}, {"op": "sort", "dim": 1}],
-            {"codes": np.array([[0, 0]], np.int8), "scales": np.array([1.0], np.float32)})
+    zeros = {"codes": np.array([[0, 0]], np.int8), "scales": np.array([1.0], np.float32)}
+    with pytest.raises(oracle.UndefinedBehaviour):  # topk: burn-cubecl's TopK is a reduction kernel of its own
+        run([{"op": "div", "rhs": [1.0, -1.0], "shape": [1, 2]}, {"op": "topk", "dim": 1, "k": 2}], zeros)
+
+
+E5M2 = {"value": "E5M2", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+# 1.0, NaN (0x7E), -1.0, -0.0, +0.0, NaN (0xFE)
+E5M2_NAN_ZEROS = {"codes": np.array([0x3C, 0x7E, 0xBC, 0x80, 0x00, 0xFE], np.uint8).view(np.int8),
+                  "scales": np.array([1.0], np.float32)}
+
+
+def test_a_float_sort_is_the_total_order_and_moves_bits():
+    """f32::total_cmp: -0.0 < +0.0 and -NaN first, +NaN last; a float tensor's sort gives it back bit for bit."""
+    x = {"codes": np.array([[0, 0, 0, 0]], np.int8), "scales": np.array([1.0], np.float32)}
+    nan = np.array([0x7FC00001], np.uint32).view(np.float32)[0]  # a payload numpy's sort would rewrite
+    rhs = [1.0, -1.0, float(nan), float(-nan)]
+    out = run([{"op": "div", "rhs": rhs, "shape": [1, 4]}, {"op": "sort", "dim": 1}], x)  # 0 / rhs
+    assert out["x"].view(np.uint32).tolist() == [[0xFFC00001, 0x80000000, 0x00000000, 0x7FC00001]]
+
+
+def test_a_requantizing_sort_keeps_the_decoded_nan_bits_on_0_23_flex():
+    """burn-flex 0.23.0-pre.1 decodes every E5M2 NaN code to f32 0x7FFFE000 (float8's f16 0x7FFF, sign dropped),
+    sorts [1, NaN, -1, -0, +0, NaN] to [-1, -0, +0, 1, NaN, NaN] and requantizes: MinMax of a NaN-holding tensor
+    gives a NaN scale, which clamp_min(f32::MIN_POSITIVE) replaces by MIN_POSITIVE; +-1 / MIN_POSITIVE saturate to
+    +-57344 (0x7B, 0xFB), the zeros keep their sign (0x80, 0x00) and the NaN keeps its top mantissa bits 11:
+    0x7E | 0x3 = 0x7F (the case fuzzing found: a NaN rewritten to 0x7FC00000 would be 0x7E)."""
+    e5m2 = {"scheme": E5M2, "profile": "burn-0.23.0-pre.1/flex"}
+    out = run([{"op": "sort", "dim": 0}], E5M2_NAN_ZEROS, **e5m2)
+    assert out["codes"].view(np.uint8).tolist() == [0xFB, 0x80, 0x00, 0x7B, 0x7F, 0x7F]
+    assert bits(out["scales"]) == bits([np.finfo(np.float32).tiny])
+    out = run([{"op": "sort", "dim": 0, "descending": True}], E5M2_NAN_ZEROS, **e5m2)
+    assert out["codes"].view(np.uint8).tolist() == [0x7F, 0x7F, 0x7B, 0x00, 0x80, 0xFB]
+    row = {"codes": np.array([[0x3C, 0x7E, 0xBC, *range(0x40, 0x4D)]], np.uint8).view(np.int8),  # 1, NaN, -1, 2 .. 12
+           "scales": np.array([1.0], np.float32)}  # 16 elements: numpy's max rewrites a NaN on its vector path
+    out = run([{"op": "max_dim", "dim": 1}], row, **e5m2)  # argmax stops at the NaN; q_gather moves its bits
+    assert out["codes"].view(np.uint8).tolist() == [[0x7F]]
 
 
 def test_a_tensor_quantized_on_flex_dequantizes_without_bytes():
@@ -116,3 +149,21 @@ def test_unknown_steps_and_operands_are_named():
         run([{"op": "exp"}])
     with pytest.raises(ValueError, match="rhs"):
         run([{"op": "add", "rhs": 2.0}])
+
+
+@pytest.mark.parametrize("steps, code", [
+    ([{"op": "reshape", "shape": [6, 1, 16]}], "cubecl.reshape_nd_block"),
+    ([{"op": "topk", "dim": 1, "k": 8}, {"op": "reshape", "shape": [6, 1, 8]}], "cubecl.reshape_nd_block"),
+    ([{"op": "abs"}, {"op": "reshape", "shape": [6, 1, 16]}], "cubecl.reshape_nd_block"),
+    ([{"op": "sort", "dim": 1}, {"op": "reshape", "shape": [6, 1, 16]}], "wgpu.write_range"),
+    ([{"op": "neg"}, {"op": "reshape", "shape": [6, 1, 16]}], "wgpu.write_range"),
+])
+def test_an_oversized_upload_fails_at_the_first_flush(steps, code):
+    """Measured on burn-wgpu 0.22.1 SPIR-V (lavapipe): wgpu copies an upload only when the queue is flushed, so a
+    later step's host-side panic comes first, unless a sort (read back to the host) or the final read flushes it."""
+    scheme = {"value": "E2M1", "store": {"PackedU32": 0}, "mode": "Symmetric", "tensor": None,
+              "block": {"size": [6, 8], "dtype": "UE4M3"}}
+    parts = {"codes": (np.arange(96) % 15 - 7).astype(np.int8).reshape(6, 16), "scales": np.array([1.0, 2.0], np.float32)}
+    with pytest.raises(oracle.BurnPanic) as e:
+        run(steps, parts, scheme=scheme, profile="burn-0.22.1/vulkan")
+    assert e.value.code == code

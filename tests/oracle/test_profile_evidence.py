@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-
 import importlib
+import re
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,51 @@ def test_what_a_campaign_must_hold_to_prove():
     assert not _campaign(cases_per_op=None).proves(DEFAULT_OPS)  # a mixed stream's per-op counts unknown
     assert not _campaign(diverging=1).proves(DEFAULT_OPS)
     assert not _campaign(ops=tuple(op for op in DEFAULT_OPS if op != "qlayout")).proves(DEFAULT_OPS)
+
+
+def test_a_later_run_extends_a_campaign_to_the_ops_it_drew():
+    """An op that joined the default set after a campaign (float_ops) is proven by a later run of its own."""
+    without = tuple(op for op in DEFAULT_OPS if op != "float_ops")
+    assert not _campaign(ops=without).proves(DEFAULT_OPS)
+    assert _campaign(ops=without, then=(_campaign(ops=("float_ops",), seed=2),)).proves(DEFAULT_OPS)
+    assert not _campaign(ops=without, then=(_campaign(ops=("float_ops",), diverging=1),)).proves(DEFAULT_OPS)
+    assert not _campaign(ops=without, then=(_campaign(ops=("float_ops",), cases_per_op=3000),)).proves(DEFAULT_OPS)
+    with pytest.raises(ValueError, match="same binary"):
+        _campaign(ops=without, then=(_campaign(ops=("float_ops",), binary="other"),))
+
+
+def test_every_cpu_profile_is_proven_with_float_ops_in_the_default_set():
+    assert "float_ops" in DEFAULT_OPS
+    for name, p in PROFILES.items():
+        if p.kernel == "cpu" and name in EVIDENCE:
+            assert p.status == "proven" and profiles_module.short_of_proven(name) == (), name
+            assert "float_ops" in EVIDENCE[name].campaign.proven_ops(), name
+
+
+def test_a_status_below_proven_names_the_ops_that_keep_it_there():
+    """The GPU profiles: no campaign of 20,000 cases per op, so every default op, float_ops included, and the WGSL
+    builds' lines say that their build does not claim float_ops."""
+    for name, e in EVIDENCE.items():
+        line = oracle.status_line(name)
+        if e.status == "proven":
+            assert "short of proven" not in line, name
+            continue
+        short = profiles_module.short_of_proven(name)
+        assert short and f"short of proven: every default op: {', '.join(short)}" in line, name
+        assert ("float_ops not claimed by its build" in line) == ("float_ops" in e.unclaimed), name
+
+
+def _unclaimed_in_source(backend: str) -> set[str]:
+    """``Target::UNCLAIMED`` of a harness binary's source (``adapters/burn/src/bin/<backend>.rs``)."""
+    source = (Path(__file__).resolve().parents[2] / "adapters" / "burn" / "src" / "bin" / f"{backend}.rs").read_text()
+    found = re.search(r"const UNCLAIMED: &'static \[&'static str\] = &\[([^\]]*)\]", source)
+    return set(re.findall(r'"([a-z_0-9]+)"', found.group(1))) if found else set()
+
+
+def test_the_unclaimed_ops_of_a_record_are_its_builds():
+    for name, e in EVIDENCE.items():
+        assert set(e.unclaimed) == _unclaimed_in_source(PROFILES[name].backend) & set(DEFAULT_OPS), name
+    assert EVIDENCE["burn-0.22.1/wgpu"].unclaimed == ("float_ops",)
 
 
 def test_proven_without_a_proving_campaign_is_refused():

@@ -16,6 +16,7 @@ from conformance.cli import main
 from conformance.fuzz import engine
 
 PROFILE = "burn-0.22.1/flex"
+UNDEFINED = "undefined behaviour (skipped)"
 
 
 @pytest.fixture
@@ -47,7 +48,8 @@ def test_a_hang_and_a_crash_once_are_counted_and_cost_one_timeout(oracle_cmd, co
     report = fuzz(oracle_cmd("crash:#10", "hang:#40"), 100, shrink=False)
     took = time.monotonic() - t
     assert [(i, kind) for i, _, kind, _ in report.faults] == [(9, "crashed"), (39, "timed out")], report.faults
-    assert report.statuses == {"faulted": 2, "passed": 98} and report.failed and not report.divergences
+    # one case of seed 5's first 100 is a float_ops chain the oracle calls undefined (skipped, as every run skips it)
+    assert report.statuses == {"faulted": 2, "passed": 97, UNDEFINED: 1} and report.failed and not report.divergences
     text = "\n".join(report.lines())
     assert "FAULTS: the backend faulted 2 times (crashed 1, timed out 1)" in text and "case 39" in text
     assert "no divergence" in text  # true, and said below the faults, never instead of them
@@ -87,7 +89,7 @@ def test_a_killed_worker_is_reported_and_its_cases_judged_again(counts, monkeypa
     report = fuzz("python:lookup_backend:oracle_from_env", 600, jobs=2, shrink=False)
     (death,) = report.worker_deaths
     assert "killed by SIGKILL" in death and "while judging cases" in death, death
-    assert report.cases == 600 and report.statuses == {"passed": 600} and not report.failed
+    assert report.cases == 600 and report.statuses == {"passed": 599, UNDEFINED: 1} and not report.failed
     assert "WORKER DIED" in "\n".join(report.lines())
 
 

@@ -2,9 +2,11 @@
 shrinker, stay what they were when drawing was made faster, so a speed change to drawing cannot move the stream
 that recorded repros and seeds replay.
 
-The pinned digest was computed with main's code at 969c0e5 (before issue 20's second speed round), over 6,000
-cases of seed 1 under the default profile: op, params and recorded choices as JSON, and every input's name,
-dtype, shape and bytes.
+The pinned digest is over 6,000 cases of seed 1 under the default profile: op, params and recorded choices as
+JSON, and every input's name, dtype, shape and bytes. It moves only when the default set does, on purpose: first
+computed with main's code at 969c0e5 (before issue 20's second speed round); computed again when ``float_ops``
+joined the default set (2026-12-02, branch float-ops-2: ``OPT_IN`` lost it, so every seed draws it among the
+others); a speed change to drawing must keep this digest.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from conformance.fuzz.strategies import RandomDraw, draw_case
 
-PINNED = "bc5ae42f27905316fbe9080a2ff795dea2f307f2d8ac1854b9f69fa64dd71da4"
+PINNED = "7e8c845762ed9c2a6e83dfda10150b3214780208064db78dfa079179c2bccd2d"
 CASES, PROFILE = 6000, "burn-0.22.1/flex"
 
 
