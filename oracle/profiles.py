@@ -445,7 +445,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1654 vectors: 1249 passed, 361 not applicable, 44 known divergences (2026-12-02, --strict-messages "
+        "1663 vectors: 1251 passed, 368 not applicable, 44 known divergences (2026-12-02, --strict-messages "
         "--exact-burn --timeout 120; the MXFP4/NVFP4 order of failures the lean build has too, issue 22: "
         "adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 others: every fusion difference modelled or "
         "declared undefined; built in `make burn-all`, not in CI",
@@ -461,7 +461,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1654 vectors: 1300 passed, 354 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
+        "1663 vectors: 1302 passed, 361 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
         "judged 1193 passed, 106 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
                  "20,000 cases of the mixed default stream (14,460 passed, 5,522 not applicable, 16 undefined; about "
@@ -471,7 +471,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1654 vectors: 1360 passed, 294 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
+        "1663 vectors: 1369 passed, 294 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
         "judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
