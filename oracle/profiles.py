@@ -188,8 +188,7 @@ _WGPU_0_22_1 = _WGPU.with_(
     **_GPU_0_22_1,
 )
 
-# What fusion and autotune change (the `build` concern, and below it each behaviour they change), the same for both
-# releases' default builds until one of them differs.
+# What fusion and autotune change (the `build` concern, and below it each behaviour they change).
 _FUSED = dict(
     fusion=True,
     # measured on the 0.22.1 fused WGSL build: B::quantize's launch checks and the reductions run on the stream
@@ -199,29 +198,37 @@ _FUSED = dict(
     autotune=True,
 )
 
-# burn-wgpu 0.22.1 as its users build it (burn-wgpu's default features: fusion + autotune), WGSL on Mesa lavapipe: the
-# lean twin above with what fusion and autotune change, concern by concern (docs/findings.md, "burn-wgpu's default
-# build"). Each difference from the lean twin is one field below, or declared undefined where it is timing's.
-_WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
-    name="burn-0.22.1/wgpu-fused",
-    description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
-                "0.22.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's kernels reading "
-                "one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
+# What fusion changes on WGSL, the same in burn-wgpu 0.22.1's and 0.23.0-pre.1's default builds (measured on both:
+# docs/findings.md, "burn-wgpu's default build"). Each difference from the lean twin is one field, or declared undefined
+# where it is timing's or memory's.
+_FUSED_WGSL = dict(
     # B::quantize's f16-global assert runs on the stream too (measured), and so do burn-cubecl's q_flip and q_reshape
     # refusals: burn-fusion registers the layout op and runs B::q_flip / B::q_reshape there (src/ops/qtensor.rs:156-307)
     **{**_FUSED, "stream_panics": _FUSED["stream_panics"] | {
         "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip", "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block",
         "cubecl.reshape_split_block", "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim",
         "cubecl.reshape_recompute_sub_byte", "cubecl.reshape_recompute_block"}},
-    fused_read="cubecl_fusion",  # burn-cubecl-fusion-0.22.1 src/engine/codegen/ir.rs:921-957
+    # burn-cubecl-fusion src/engine/codegen/ir.rs from_quant_scheme (0.22.1 :921-957, 0.23.0-pre.1 :941-965)
+    fused_read="cubecl_fusion",
     fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation
-    errored_handles=True,  # burn-ir-0.22.1 src/handle.rs:60-160
-    keeps_same_shape_reshape=True,  # burn-fusion-0.22.1 src/ops/qtensor.rs:156-159
+    errored_handles=True,  # burn-ir src/handle.rs Handle::Errored (0.22.1 :60-160, 0.23.0-pre.1 :161)
+    keeps_same_shape_reshape=True,  # burn-fusion src/ops/qtensor.rs q_reshape (0.22.1 :156-159, 0.23.0-pre.1 :148-151)
     # measured: [4, 0] @ [0, 3] gives zeros in a fresh process, earlier results' values (2.0, 53.77, ...) in a suite run
     k0_matmul_unwritten=True,
     # the fused kernels' vector width (burn-cubecl-fusion src/engine/launch/vectorization/planner.rs:387-411 asks
-    # io_optimized_vector_sizes): cubecl-wgpu-0.11.3 src/runtime.rs:689 (measured: vec4, vec2 for a last dim of 6)
+    # io_optimized_vector_sizes): cubecl-wgpu src/runtime.rs (0.11.3 :689, 0.12.0-pre.1 :767; measured: vec4, vec2
+    # for a last dim of 6)
     max_vector_size=4,
+)
+
+# burn-wgpu 0.22.1 as its users build it (burn-wgpu's default features: fusion + autotune), WGSL on Mesa lavapipe: the
+# lean twin above with what fusion and autotune change.
+_WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
+    name="burn-0.22.1/wgpu-fused",
+    description="burn-wgpu 0.22.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the lean "
+                "0.22.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's kernels reading "
+                "one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
+    **_FUSED_WGSL,
 )
 
 _VULKAN_0_22_1 = _VULKAN.with_(
@@ -273,8 +280,9 @@ _VULKAN_0_23_0_PRE_1 = _VULKAN_0_22_1.with_(
 _WGPU_0_23_0_PRE_1_FUSED = _WGPU_0_23_0_PRE_1.with_(
     name="burn-0.23.0-pre.1/wgpu-fused",
     description="burn-wgpu 0.23.0-pre.1 with its default features (fusion, autotune), WGSL on Mesa lavapipe: the "
-                "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream",
-    **_FUSED,
+                "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's "
+                "kernels reading one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
+    **_FUSED_WGSL,
 )
 
 # The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe

@@ -5,7 +5,8 @@
 #
 #   scripts/fuzz-campaign.sh BINARY [SEED] [CASES] [OUT]      (defaults: seed 20261201, 20000 cases, out/campaign)
 #
-# Long (about 20 minutes per CPU build on a quiet core): run it under nice.
+# Long (about 20 minutes per CPU build on a quiet core): run it under nice. FUZZ_TIMEOUT=S sets the per-case timeout
+# (a default-feature build's autotune benchmarks its first matmuls past the 30 s default).
 set -euo pipefail
 bin=$1; seed=${2:-20261201}; cases=${3:-20000}; out=${4:-out/campaign}
 py=${PYTHON:-.venv/bin/python}
@@ -17,7 +18,7 @@ for op in $ops; do
   start=$(date +%s)
   set +e
   "$py" -m conformance.cli fuzz --backend "subprocess:$bin" --ops "$op" --cases "$cases" --seed "$seed" \
-    --no-shrink --out "$dir/repro" > "$dir/$op.log" 2>&1
+    --no-shrink ${FUZZ_TIMEOUT:+--timeout "$FUZZ_TIMEOUT"} --out "$dir/repro" > "$dir/$op.log" 2>&1
   rc=$?
   set -e
   counts=$(grep -E '^  [a-z].*[0-9]$' "$dir/$op.log" | head -1)
