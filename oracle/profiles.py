@@ -418,13 +418,17 @@ EVIDENCE: dict[str, Evidence] = {
         "proven", "qconform-burn-pre3-flex", _SUITE, _campaign_2026_12_01("qconform-burn-pre3-flex"),
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/wgpu": Evidence(
-        "suite_passing", "qconform-burn-pre3-wgpu", "676 vectors: 650 passed, 26 not applicable, 0 diverging",
+        "suite_passing", "qconform-burn-pre3-wgpu",
+        "1663 vectors: 1298 passed, 365 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
+        "--exact-burn); built in `make burn-all`, not in CI, since",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
                  "0 diverging of 100,000: not 20,000 cases per op"),
         "docs/fuzzing.md, burn-wgpu: the proving campaign", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.22.0-pre.3/vulkan": Evidence(
-        "suite_passing", "qconform-burn-pre3-vulkan", "676 vectors: 637 passed, 39 not applicable, 0 diverging",
+        "suite_passing", "qconform-burn-pre3-vulkan",
+        "1663 vectors: 1375 passed, 288 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
+        "--exact-burn); built in `make burn-all`, not in CI, since",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
                  "10,000 cases of the mixed default stream: still finds qlayout divergences"),
         "docs/fuzzing.md, burn-wgpu (qconform-burn-pre3-vulkan); docs/findings.md"),

@@ -7,7 +7,8 @@
 # Then each binary is fuzzed for a fixed budget (releases.toml's ci_fuzz) against its own profile (docs/fuzzing.md):
 # a fixed seed, printed, so a failure reproduces; a divergence fails too, with its minimal case under
 # out/burn/fuzz-<binary>/.
-# The GPU binaries (burn-wgpu: WGSL and SPIR-V, 0.22.0-pre.3 and 0.22.1) run burn's real kernels on Mesa's lavapipe,
+# The GPU binaries (burn-wgpu: WGSL and SPIR-V of 0.22.1, burn-wgpu 0.23.0-pre.1's default build; `make burn-all`: every
+# other GPU build but CUDA) run burn's real kernels on Mesa's lavapipe,
 # installed first (a no-op when present).
 set -euo pipefail
 cd "$(dirname "$0")/.."

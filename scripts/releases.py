@@ -105,7 +105,8 @@ def doc_table(table: list[Row]) -> str:
              "|---|---|---|---|---|"]
     for row in table:
         features = f" `--features {','.join(row.features)}`" if row.features else ""
-        built = "CI" if row.ci else "not in CI (`scripts/gpu-check.sh`)"
+        built = "CI" if row.ci else ("not in CI (`scripts/gpu-check.sh`)" if "cuda" in row.features
+                                     else "not in CI (`make burn-all`)")
         for binary, profile in zip(row.binaries, row.profiles):
             lines.append(f"| `{binary}` | {row.release} | `{row.manifest}`{features} | `{profile}` | {built} |")
     return "\n".join(lines)
