@@ -481,6 +481,17 @@ EVIDENCE: dict[str, Evidence] = {
                  "launch surfaces after a later reshape's count panic; an E2M1 two-level F16-block PackedU32(1) "
                  "quantize_dynamic that did not diverge again): not 20,000 cases per op"),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route", unclaimed=_WGSL_UNCLAIMED),
+    "burn-0.23.0-pre.1/wgpu-fused": Evidence(
+        "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
+        "1663 vectors: 1299 passed, 364 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn "
+        "--timeout 120; first judged 1054 passed, 248 failed before it took 0.22.1's fused WGSL fields); in CI",
+        Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
+                 "scripts/fuzz-campaign.sh BINARY 20261202 300 with FUZZ_TIMEOUT=120: every op but qlayout without "
+                 "divergence (float_ops unclaimed); qlayout 7 of 300 in four classes, not modelled: a float op's "
+                 "dequantize after a reshape fails at B::dequantize's launch check, not in a fused kernel; an empty "
+                 "result reads back with no failure from the ops above it (twice); a permuted E4M3 PackedU32 lhs of "
+                 "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op"),
+        "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
         "1663 vectors: 1369 passed, 294 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
