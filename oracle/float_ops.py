@@ -445,9 +445,21 @@ def _errored_layout(held: Errored, s: dict, profile: Profile):
     return out
 
 
+def _past_compile_failure(p: BurnPanic, profile: Profile) -> Profile | None:
+    """The profile that runs the step again past a kernel's compile failure ``p`` (the fused i8 read, WGSL's scalar
+    fp8 scale: both "bytes never written", cubecl-runtime's ``Unwritten``, no stream op's error), None for any other
+    panic."""
+    if p.code == profile.fused_i8_panic:
+        return profile.with_(fused_i8_panic=None)
+    if p.code == "wgsl.fp8_scalar_unwritten":
+        return profile.with_(**{field: tuple(c for c in getattr(profile, field) if c != "wgsl.fp8_scales")
+                                for field in ("quantize_checks", "dequantize_checks")})
+    return None
+
+
 def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | None = None):
-    """:func:`run_chain` on a fused build (``Profile.errored_float_ops``). A fused kernel's i8 compile failure
-    (``fused_i8_panic``) is no stream op's: the launch returns and the bytes are never written, so it is met only by a
+    """:func:`run_chain` on a fused build (``Profile.errored_float_ops``). A kernel's compile failure (the fused i8
+    read, ``fused_i8_panic``; WGSL's scalar fp8 scale, ``wgsl.fp8_scalar_unwritten``) is no stream op's: the launch returns and the bytes are never written, so it is met only by a
     read of bytes nothing errored (measured: ``abs`` of a Native Q8S tensor reads its failed requantize, skipped 1,
     where ``neg`` reads the compile failure); the chain goes on past it as if the kernel had run."""
     late = None
@@ -459,12 +471,13 @@ def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | 
         try:
             held = stream_step_float(held, s, profile)
         except BurnPanic as p:
-            if p.code != profile.fused_i8_panic:
+            past = _past_compile_failure(p, profile)
+            if past is None:
                 raise
             late = late or p
             if s["op"] in HOST_READS:
                 raise read_by_sort(p) from None
-            held = stream_step_float(held, s, profile.with_(fused_i8_panic=None))
+            held = stream_step_float(held, s, past)
     if upload is not None:
         raise upload
     if isinstance(held, Errored) or late is None:

@@ -84,3 +84,27 @@ def test_a_requantize_checks_its_blocks_at_the_call_past_a_failure_on_the_stream
     requantize (a [4, 1] result, blocks of 4) is raised at the call."""
     raises("range.block_not_divisible", "Tensor Shape { dims: [4, 1] } must be evenly divisible by block size [1, 4]",
            _float_ops, TWO_LEVEL, [{"op": "max_dim", "dim": 1}], _two_level())
+
+
+E2M1_ND_BLOCK = {"block": {"dtype": "UE4M3", "size": [6, 8]}, "mode": "Symmetric", "store": {"PackedU32": 0},
+                 "tensor": None, "value": "E2M1"}
+FP8_SCALAR = ("Several failures at once\nCaused by:\n  The bytes were never written (failure #⟨failure⟩, still claiming "
+              "⟨claimed⟩ buffer(s))\n⟨chain⟩Caused by:\n  A launch error happened\nCaused by:\n  A compilation error "
+              "happened during launch\nCaused by:\n  A validation error caused the compilation to fail\nCaused by:\n  "
+              "Compilation error: invalid input program.\nfp8 on WGSL is packed 4 lanes to a u32, a scalar has no "
+              "representation: use vectors of 4, 8 or 16 lanes\nBacktrace:\nNo backtrace available\nAsked at:\nNo "
+              "backtrace available")
+
+
+def test_a_scalar_fp8_compile_failure_errors_no_tensor_so_a_later_refusal_is_read_first():
+    """float_ops/fuzz/oversized-upload-topk-reshape: the dequantize's UE4M3-scale kernel fails to compile (its bytes
+    never written), the topk and requantize run on, and the reshape's refusal of an N-D block, a stream op's, is what
+    the read of its output reports; .../sort-reshape: the sort's read meets the compile failure."""
+    inputs = {"codes": (np.arange(96) % 15 - 7).astype(np.int8).reshape(6, 16),
+              "scales": np.asarray([1.0, 2.0], np.float32)}
+    refusal = _skipped(1).replace(NATIVE_Q8S, "not implemented: Reshape of ND block-quantized tensor is not yet "
+                                  "supported.")
+    raises("fusion.skipped", INTO_DATA + EXECUTION + refusal, _float_ops, E2M1_ND_BLOCK,
+           [{"op": "topk", "dim": 1, "k": 8}, {"op": "reshape", "shape": [6, 1, 8]}], inputs)
+    raises("fusion.sort_read", SORT_READ + EXECUTION + FP8_SCALAR, _float_ops, E2M1_ND_BLOCK,
+           [{"op": "sort", "dim": 1}, {"op": "reshape", "shape": [6, 1, 16]}], inputs)
