@@ -248,7 +248,8 @@ def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | 
     (``codes``, ``scales``, ``global``), or ``Tensor::from_data(x).quantize_dynamic(&scheme)`` of a float ``x``
     (any float dtype): quantized on the device, which holds it as it holds a loaded tensor (the CPU backends build
     it through ``TensorData::quantized`` and ``q_from_data``). With it, the panic of an upload wgpu copies only at
-    the next flush (``layout.load_deferred``; None where there is none)."""
+    the next flush (``layout.load_deferred``; None where there is none). On a fused build whose float steps are
+    stream ops (``errored_float_ops``) a quantize that fails on the stream gives a tensor held in error."""
     if "x" not in inputs:
         codes = np.asarray(inputs["codes"], dtype=np.int8)
         return load_deferred(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(),
@@ -357,8 +358,10 @@ def _host_checks(shape: tuple[int, ...], ghost: QTensor | None, s: dict, profile
         return
     try:
         quantize_dynamic(np.zeros(shape, np.float32), ghost.scheme, profile=profile)
+    except UndefinedBehaviour:  # a value nobody reads (the tensor holds a failure): only the checks matter
+        pass
     except BurnPanic as p:
-        if not _on_stream(p, profile) and p.code != profile.fused_i8_panic:
+        if not _on_stream(p, profile) and _past_compile_failure(p, profile) is None:
             raise
 
 
@@ -370,7 +373,8 @@ def _errored_float(held: Errored, s: dict, profile: Profile) -> Errored:
         raise read_by_sort(skipped_below(held.failure, held.depth + (held.ghost is not None)))
     shape = _float_shape(held.shape, s, profile)
     _host_checks(shape, held.ghost, s, profile)
-    ghost = held.ghost and replace(held.ghost, codes=np.zeros(shape, np.int8)) if work[-1] == "quantize" else None
+    requantized_ghost = held.ghost is not None and work[-1] == "quantize"
+    ghost = replace(held.ghost, codes=np.zeros(shape, np.int8)) if requantized_ghost else None
     return Errored(held.failure, held.depth + len(work), shape, ghost)
 
 
@@ -459,9 +463,10 @@ def _past_compile_failure(p: BurnPanic, profile: Profile) -> Profile | None:
 
 def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | None = None):
     """:func:`run_chain` on a fused build (``Profile.errored_float_ops``). A kernel's compile failure (the fused i8
-    read, ``fused_i8_panic``; WGSL's scalar fp8 scale, ``wgsl.fp8_scalar_unwritten``) is no stream op's: the launch returns and the bytes are never written, so it is met only by a
-    read of bytes nothing errored (measured: ``abs`` of a Native Q8S tensor reads its failed requantize, skipped 1,
-    where ``neg`` reads the compile failure); the chain goes on past it as if the kernel had run."""
+    read, ``fused_i8_panic``; WGSL's scalar fp8 scale, ``wgsl.fp8_scalar_unwritten``) is no stream op's: the launch
+    returns and the bytes are never written, so it is met only by a read of bytes nothing errored (measured: ``abs``
+    of a Native Q8S tensor reads its failed requantize, skipped 1, where ``neg`` reads the compile failure); the
+    chain goes on past it as if the kernel had run."""
     late = None
     for s in steps:
         if upload is not None and s["op"] in HOST_READS:

@@ -38,7 +38,7 @@ def _float_ops(scheme, steps, inputs):
 
 
 @pytest.mark.parametrize("steps, depth", [
-    ([], 1),                                                              # from-x/f32/tensor/plain: the read's dequantize
+    ([], 1),  # from-x/f32/tensor/plain: the read's dequantize
     ([{"op": "transpose"}, {"op": "slice", "ranges": [[1, 7, 2], [0, 4, 1]]}], 3),  # .../transpose-slice
     ([{"op": "reshape", "shape": [2, 16]}, {"op": "sum_dim", "dim": 1}], 3),  # reshape, dequantize, sum_dim
     ([{"op": "neg"}, {"op": "matmul", **RHS}], 2),                         # dequantize+neg fused, then the matmul
