@@ -49,6 +49,8 @@ OPAQUE = "\u27e8{}\u27e9"
 # burn 0.22.1's read-back of a buffer a failed launch never wrote (cubecl-runtime-0.11.3 src/server/base.rs:466-513):
 # burn-tensor's `into_data` panics with the returned error's text; the root failure sits inside the chain.
 _INTO_DATA = "Error while reading data: use `try_into_data` instead to catch the error at runtime: "
+SORT_READ = ("Failed to synchronously read tensor data. This operation is not supported until this backend has a GPU "
+             "sorting implementation.")
 _UNWRITTEN_OPAQUE = ("failure", "claimed", "chain")
 
 
@@ -297,6 +299,10 @@ _SITES = [
               "§5.4", "burn-ir-0.22.1 src/handle.rs:121-132 (`TensorError`'s Display: a tensor whose writing op was "
               "skipped because an input carried a stream op's failure, `depth` ops below it), read back by "
               "burn-tensor-0.22.1 src/tensor/api/base.rs:2077; measured on the fused WGSL build"),
+    PanicSite("fusion.sort_read", "expect", SORT_READ + ": An error happened during execution\nCaused by:\n  {error}",
+              "§9.5", "burn-backend-0.23.0-pre.1 src/backend/ops/tensor.rs:1838-1852 (`float_sort`'s default reads the "
+              "tensor back, `try_read_sync(..).expect(msg).expect(msg)`: the read's ExecutionError after its message); "
+              "measured on the fused WGSL build"),
     PanicSite("harness.read_failed", "panic", "{read}: An error happened during execution\nCaused by:\n  {error}",
               "§5.4", "adapters/burn/src/ops.rs `read`: the ExecutionError a backend read returns (burn >= 0.22.1 "
               "on the GPU) instead of panicking: `B::q_into_data` (`api: \"backend\"`) or `B::float_into_data` (an "
@@ -402,6 +408,15 @@ def skipped_below(p: BurnPanic, depth: int) -> BurnPanic:
     if depth == 0 or not p.message.startswith(head):
         return p
     return panic("fusion.skipped", skipped=depth, error=p.message[len(head):])
+
+
+def read_by_sort(p: BurnPanic) -> BurnPanic:
+    """What burn-backend's ``float_sort`` default reports where its read-back of the input fails: the read's error
+    after its own message (``fusion.sort_read``); a panic that is no read's error is left as it is."""
+    head = _INTO_DATA + "An error happened during execution\nCaused by:\n  "
+    if not p.message.startswith(head):
+        return p
+    return panic("fusion.sort_read", error=p.message[len(head):])
 
 
 def returned_by_backend_read(p: BurnPanic, read: str = "q_into_data") -> BurnPanic:

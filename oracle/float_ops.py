@@ -29,14 +29,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import BurnPanic, UndefinedBehaviour
-from .layout import load_deferred, read_back, step
+from dataclasses import replace
+
+from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
+from .layout import _NOT_FORWARDED, Errored, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import quantize_dynamic
 from .routes import check_matmul, float_i8, route, values
 from .scheme import NATIVE
+from .support import fused_read
 from .views import PURE_MOVES, vecmat_swap
 from .vocabulary import FLOAT_STEPS
 
@@ -245,20 +248,28 @@ def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | 
     (``codes``, ``scales``, ``global``), or ``Tensor::from_data(x).quantize_dynamic(&scheme)`` of a float ``x``
     (any float dtype): quantized on the device, which holds it as it holds a loaded tensor (the CPU backends build
     it through ``TensorData::quantized`` and ``q_from_data``). With it, the panic of an upload wgpu copies only at
-    the next flush (``layout.load_deferred``; None where there is none)."""
+    the next flush (``layout.load_deferred``; None where there is none). On a fused build whose float steps are
+    stream ops (``errored_float_ops``) a quantize that fails on the stream gives a tensor held in error."""
     if "x" not in inputs:
         codes = np.asarray(inputs["codes"], dtype=np.int8)
         return load_deferred(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(),
                                      inputs.get("global"), scheme), profile)
-    qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
-    return QTensor(qt.codes, qt.scales, qt.global_scale,
-                   scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)), None
+    held_scheme = scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)
+    try:
+        qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
+    except BurnPanic as p:
+        if not (profile.errored_float_ops and _on_stream(p, profile)):
+            raise
+        # burn-fusion's QuantizeOp failed on the stream: its output holds the failure (the ghost's codes give the shape)
+        ghost = QTensor(np.zeros(np.shape(inputs["x"]), np.int8), np.zeros(0, np.float32), None, held_scheme)
+        return Errored(surfaced_at_read(p), 0, ghost.codes.shape, ghost), None
+    return QTensor(qt.codes, qt.scales, qt.global_scale, held_scheme), None
 
 
 def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np.ndarray | None:
     """``op(dequantize(q))`` for a chain of pure moves and :data:`VALUE_KEEPING` ops (the ``moved`` stage a vector
     checks the invariant with, as ``qlayout``'s); None for any other chain, or where the float chain panics."""
-    if not all(s["op"] in PURE_MOVES or s["op"] in VALUE_KEEPING for s in steps):
+    if isinstance(held, Errored) or not all(s["op"] in PURE_MOVES or s["op"] in VALUE_KEEPING for s in steps):
         return None
     try:
         return run_chain(values(held, profile), steps, profile)[0]
@@ -280,6 +291,8 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
     returns the dequantized result and the quantized tensor held at the end (``None`` for a float result). A
     deferred ``upload`` panic comes at the first flush: a :data:`HOST_READS` step or the read-back, after the host-side
     panics of the steps before it (as in ``qlayout``, ``layout.run_steps``)."""
+    if profile.errored_float_ops:
+        return stream_chain(held, steps, profile, upload)
     for s in steps:
         if upload is not None and s["op"] in HOST_READS:
             raise upload
@@ -295,3 +308,183 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
     if upload is not None:
         raise upload
     return read_back(held, profile)
+
+
+# --- a fused build's stream (Profile.errored_float_ops) ----------------------------------------------------------
+
+ELEMENTWISE = frozenset({"abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill"})
+"""Float ops burn-cubecl-fusion's elementwise fuser takes into one kernel with the dequantize before them, where it
+reads the scheme itself (``fused_read``): one fused block, one unit of work (burn-fusion-0.23.0-pre.1
+src/stream/execution/scope/base.rs:80-92). A reduction, a sort or a gather runs after a dequantize of its own
+(measured: ``reshape`` + ``sum_dim`` of a failed on-device quantize is read 3 deep, ``neg`` + ``matmul`` 2)."""
+
+
+def _on_stream(p: BurnPanic, profile: Profile) -> bool:
+    return p.code == "fusion.deferred" or p.code in profile.stream_panics
+
+
+def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
+    """The units of work burn-fusion runs for float-op step ``s`` on a tensor (``ghost``: the quantized tensor it is,
+    None for a float one), in order along the path to the step's output: the dequantize (fused with an
+    :data:`ELEMENTWISE` op where fusion reads the scheme), the op, ``q_argmax``'s int result cast by ``Tensor::float``,
+    and the requantize's ``QuantizeOp`` (whose first input is the tensor, so its output is one below it). ``max_dim``:
+    ``q_gather`` dequantizes the tensor again and gathers it (the tensor its first input) before the requantize
+    (burn-backend-0.23.0-pre.1 src/backend/ops/qtensor.rs, ``q_max_dim``)."""
+    op = s["op"]
+    if ghost is None:
+        return [op, "cast"] if op in ("argmax", "argmin") else [op]
+    if op in ("max_dim", "min_dim"):
+        return ["dequantize", "gather", "quantize"]
+    fused = op in ELEMENTWISE and fused_read(ghost.scheme, profile) is not None
+    out = [f"dequantize+{op}"] if fused else ["dequantize", op]
+    if op in ("argmax", "argmin"):
+        out.append("cast")
+    if ROUTES.get(op) is requantized:
+        out.append("quantize")
+    return out
+
+
+def _float_shape(shape: tuple[int, ...], s: dict, profile: Profile) -> tuple[int, ...]:
+    x = np.zeros(shape, np.float32)
+    return np.shape(matmul(x, s, profile) if s["op"] == "matmul" else compute(x, s))
+
+
+def _host_checks(shape: tuple[int, ...], ghost: QTensor | None, s: dict, profile: Profile) -> None:
+    """A requantize's host-side checks run at the call whatever its input holds (burn-backend's ``compute_range``
+    asserts the shape against the block size before any op is queued): a stream op's failure or a fused kernel's does
+    not stop them."""
+    requant = ROUTES.get(s["op"]) is requantized or s["op"] in _NOT_FORWARDED or s["op"] == "stack"
+    if ghost is None or not requant:
+        return
+    try:
+        quantize_dynamic(np.zeros(shape, np.float32), ghost.scheme, profile=profile)
+    except UndefinedBehaviour:  # a value nobody reads (the tensor holds a failure): only the checks matter
+        pass
+    except BurnPanic as p:
+        if not _on_stream(p, profile) and _past_compile_failure(p, profile) is None:
+            raise
+
+
+def _errored_float(held: Errored, s: dict, profile: Profile) -> Errored:
+    """Float-op step ``s`` on a tensor held in error: each unit of work skipped one deeper; a sort reads its input
+    back first, and meets the failure there."""
+    work = units(s, held.ghost, profile)
+    if s["op"] in HOST_READS:  # what it reads is the dequantized tensor (a float one itself)
+        raise read_by_sort(skipped_below(held.failure, held.depth + (held.ghost is not None)))
+    shape = _float_shape(held.shape, s, profile)
+    _host_checks(shape, held.ghost, s, profile)
+    requantized_ghost = held.ghost is not None and work[-1] == "quantize"
+    ghost = replace(held.ghost, codes=np.zeros(shape, np.int8)) if requantized_ghost else None
+    return Errored(held.failure, held.depth + len(work), shape, ghost)
+
+
+def _failed_float(held: QTensor, s: dict, p: BurnPanic, profile: Profile) -> Errored:
+    """Float-op step ``s`` whose stream op failed with ``p``: where the dequantize failed (the backend's launch, fusion
+    declining the scheme) the units after it are skipped; else the requantize's quantize failed, its output the
+    error itself. A sort's read of a failed dequantize reports it."""
+    p = surfaced_at_read(p)
+    try:
+        values(held, profile)
+        failed_at = len(units(s, held, profile)) - 1  # the dequantize ran: the last unit (the quantize) failed
+    except BurnPanic:
+        failed_at = 0
+    if s["op"] in HOST_READS:
+        raise read_by_sort(p)
+    shape = _float_shape(held.codes.shape, s, profile)
+    _host_checks(shape, held, s, profile)
+    work = units(s, held, profile)
+    ghost = replace(held, codes=np.zeros(shape, np.int8)) if work[-1] == "quantize" else None
+    return Errored(p, len(work) - 1 - failed_at, shape, ghost)
+
+
+def stream_step_float(held, s: dict, profile: Profile):
+    """One step of a chain on burn-fusion's stream: a failure is held by the step's output (:class:`Errored`)."""
+    if isinstance(held, Errored):
+        if s["op"] in ROUTES:
+            return _errored_float(held, s, profile)
+        if s["op"] == "matmul":
+            return Errored(held.failure, held.depth + 1, _float_shape(held.shape, s, profile), None)
+        if s["op"] == "stack":
+            for part in stack_steps(s, held.shape):
+                held = _errored_layout(held, part, profile)
+            return held
+        return _errored_layout(held, s, profile)
+    if s["op"] in ROUTES:
+        try:
+            return float_step(held, s, profile)
+        except BurnPanic as p:
+            if not (_on_stream(p, profile) and isinstance(held, QTensor)):
+                raise
+            return _failed_float(held, s, p, profile)
+    if s["op"] == "stack":
+        for part in stack_steps(s, np.shape(held.codes if isinstance(held, QTensor) else held)):
+            held = stream_step_float(held, part, profile)
+        return held
+    if s["op"] == "matmul":
+        return _stream_matmul(held, s, profile)
+    return stream_step(held, s, profile)
+
+
+def _stream_matmul(held, s: dict, profile: Profile):
+    """``matmul`` on the stream: burn-fusion runs ``q_matmul`` as one op (src/ops/qtensor.rs), so a failed one is
+    its float output's own error, and a matmul on a tensor held in error is skipped one deeper."""
+    try:
+        return matmul(held, s, profile)
+    except BurnPanic as p:
+        if not (_on_stream(p, profile) and isinstance(held, QTensor)):
+            raise
+        return Errored(surfaced_at_read(p), 0, _float_shape(held.codes.shape, s, profile), None)
+
+
+def _errored_layout(held: Errored, s: dict, profile: Profile):
+    """A layout step on a tensor held in error (``Errored.then``), except that a step burn-dispatch does not forward
+    (``_NOT_FORWARDED``) runs its trait default's three units, the dequantize, the float op and the quantize
+    (measured: ``gather`` then ``abs`` of a failed on-device quantize is read 6 deep: 3 + 2 + the read's 1); its
+    requantize's host-side checks still run."""
+    out = held.then(s, profile)
+    if isinstance(out, Errored):
+        if s["op"] in _NOT_FORWARDED and held.ghost is not None:
+            out = replace(out, depth=out.depth + 2)
+        _host_checks(out.shape, held.ghost, s, profile)
+    return out
+
+
+def _past_compile_failure(p: BurnPanic, profile: Profile) -> Profile | None:
+    """The profile that runs the step again past a kernel's compile failure ``p`` (the fused i8 read, WGSL's scalar
+    fp8 scale: both "bytes never written", cubecl-runtime's ``Unwritten``, no stream op's error), None for any other
+    panic."""
+    if p.code == profile.fused_i8_panic:
+        return profile.with_(fused_i8_panic=None)
+    if p.code == "wgsl.fp8_scalar_unwritten":
+        return profile.with_(**{field: tuple(c for c in getattr(profile, field) if c != "wgsl.fp8_scales")
+                                for field in ("quantize_checks", "dequantize_checks")})
+    return None
+
+
+def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | None = None):
+    """:func:`run_chain` on a fused build (``Profile.errored_float_ops``). A kernel's compile failure (the fused i8
+    read, ``fused_i8_panic``; WGSL's scalar fp8 scale, ``wgsl.fp8_scalar_unwritten``) is no stream op's: the launch
+    returns and the bytes are never written, so it is met only by a read of bytes nothing errored (measured: ``abs``
+    of a Native Q8S tensor reads its failed requantize, skipped 1, where ``neg`` reads the compile failure); the
+    chain goes on past it as if the kernel had run."""
+    late = None
+    for s in steps:
+        if upload is not None and s["op"] in HOST_READS:
+            raise upload
+        if late is not None and s["op"] in HOST_READS and not isinstance(held, Errored):
+            raise read_by_sort(late)
+        try:
+            held = stream_step_float(held, s, profile)
+        except BurnPanic as p:
+            past = _past_compile_failure(p, profile)
+            if past is None:
+                raise
+            late = late or p
+            if s["op"] in HOST_READS:
+                raise read_by_sort(p) from None
+            held = stream_step_float(held, s, past)
+    if upload is not None:
+        raise upload
+    if isinstance(held, Errored) or late is None:
+        return read_back(held, profile)
+    raise late

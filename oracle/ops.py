@@ -127,7 +127,7 @@ def _float_ops(params, inputs, prof, stages) -> Outputs:
         raise ValueError(f"float_ops: unknown steps {unknown}; known: {', '.join((*LAYOUT_STEPS, *FLOAT_STEPS))}")
     first, upload = start(inputs, _scheme(params), prof)
     if stages is not None and upload is None:
-        stages.moved = expected_by_a_user(first, params["steps"], prof)
+        stages.moved = expected_by_a_user(first, params["steps"], prof)  # None for a tensor held in error
     x, held = run_chain(first, params["steps"], prof, upload)
     if held is None:
         return {"x": x, "quantized": False}

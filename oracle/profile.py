@@ -325,6 +325,11 @@ class Profile:
     ``src/handle.rs:60-160``), every op run on it is skipped one deeper, and the read that needs it reports how deep
     (``fusion.skipped``); a result burn-tensor makes without the backend leaves the error behind
     (``oracle.layout.Errored``)."""
+    errored_float_ops: bool = _flag()
+    """With ``errored_handles``: the float-op steps of a chain (``float_ops``) are stream ops too, so a failed
+    dequantize or requantize is held by its output and a later read reports how deep (``oracle.float_ops``'s
+    ``stream_chain``); a fused i8 kernel's compile failure is met only by a read of bytes nothing errored. Measured on
+    burn-wgpu 0.23.0-pre.1's default build only (0.22.1's fused binary is not built here, so it stays off there)."""
     keeps_same_shape_reshape: bool = _flag()
     """With ``fusion``: ``q_reshape`` to the shape a tensor has returns it before the backend sees the call
     (burn-fusion-0.22.1 ``src/ops/qtensor.rs:156-159``), so burn-cubecl's reshape checks never run."""
@@ -388,6 +393,6 @@ CONCERNS: dict[str, tuple[str, ...]] = {
                "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
     "build": ("fusion", "stream_panics", "autotune", "fused_read", "fused_i8_panic", "errored_handles",
-              "keeps_same_shape_reshape", "k0_matmul_unwritten"),
+              "errored_float_ops", "keeps_same_shape_reshape", "k0_matmul_unwritten"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

@@ -283,6 +283,9 @@ _WGPU_0_23_0_PRE_1_FUSED = _WGPU_0_23_0_PRE_1.with_(
                 "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's "
                 "kernels reading one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
     **_FUSED_WGSL,
+    # measured on this binary (docs/findings.md): float-op steps are stream ops whose failures burn-ir holds
+    # (burn-fusion-0.23.0-pre.1 src/stream/execution/scope/base.rs:80-115, a fused block one unit of work)
+    errored_float_ops=True,
 )
 
 # The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe
