@@ -1,0 +1,186 @@
+"""A newcomer's first hour with a real third-party format, NVFP4 (examples/nvfp4_backend.py, written from the
+docs alone and sharing no code with the oracle): it passes every vector of its format under the profile the
+docs tell it to claim, and each typical bug of a real port, redone in a subclass, is named by the first line of
+the run's diagnosis (the E2M1 tie rule, a global computed in one division or left out, a NaN's code, a scale
+burn guards). Also what the first hour met on the way: a Python backend's exception on its fault's first line
+(the only one ``qconform fuzz`` shows) and the fuzz summary's reasons for the cases a backend declined."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from conformance import differences, diagnose
+from conformance.backends.python import PythonBackend
+from conformance.formats import get_format
+from conformance.fuzz import engine
+from conformance.runner import Runner
+from conformance.vectors import load_suite
+from examples import nvfp4_backend
+from examples.nvfp4_backend import E2M1_MAX, UE4M3_MAX, Backend
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMED = "burn-0.23.0-pre.1/flex"
+
+
+@pytest.fixture(scope="module")
+def nvfp4_vectors():
+    suite = load_suite(ROOT / "vectors" / "core")
+    return suite, [v for v in suite.vectors if "format:nvfp4" in v.tags]
+
+
+def judge(nvfp4_vectors, backend, profile=None):
+    suite, vectors = nvfp4_vectors
+    runner = Runner(suite, "newcomer", backend=PythonBackend(backend), profile=profile)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return list(runner.run_all(vectors))
+
+
+def counts(verdicts) -> dict:
+    out: dict = {}
+    for v in verdicts:
+        out[v.status] = out.get(v.status, 0) + 1
+    return out
+
+
+def first_line(verdicts) -> str:
+    lines = diagnose.describe(diagnose.summarize(verdicts))
+    return lines[0] if lines else ""
+
+
+def test_the_example_passes_its_format_under_the_profile_it_claims(nvfp4_vectors):
+    verdicts = judge(nvfp4_vectors, Backend())
+    assert Backend().hello()["profile"] == CLAIMED
+    got = counts(verdicts)
+    assert got.get("failed", 0) == 0 and got.get("passed", 0) >= 60, got
+    declined = {v.alias for v in verdicts if v.status == "declined"}
+    assert declined <= {"quantize_dynamic/format-nvfp4/inf", "quantize_dynamic/format-nvfp4/nan"}, declined
+
+
+def test_the_example_shares_no_code_with_the_oracle():
+    source = Path(nvfp4_backend.__file__).read_text(encoding="utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert not any("oracle" in line or "ml_dtypes" in line for line in imports), imports
+
+
+def test_the_docs_say_which_profile_a_minifloat_format_claims():
+    protocol = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert "is what burn does from **0.23.0-pre.1** on: claim `burn-0.23.0-pre.1/flex`" in protocol
+    quantize = (ROOT / "docs" / "spec" / "quantize.md").read_text(encoding="utf-8")
+    assert "* **From 0.23.0-pre.1** (profile `burn-0.23.0-pre.1/flex`" in quantize and "E2M1 `+6`" in quantize
+
+
+def test_judged_against_the_default_the_diagnosis_points_at_the_minifloat_profile(nvfp4_vectors):
+    verdicts = judge(nvfp4_vectors, Backend(), profile="burn-0.22.1/flex")
+    assert counts(verdicts).get("failed", 0) > 40
+    lines = "\n".join(diagnose.describe(diagnose.summarize(verdicts)))
+    assert "(float_codes: format)" in lines and "profile burn-0.23.0-pre.1/flex" in lines, lines
+
+
+# --- typical bugs of a real port, each one method of the example redone ---------------------------------------
+
+
+class TiesAway(Backend):
+    """E2M1 ties rounded away from zero (a round-half-up lookup), where burn's conversion rounds them to even."""
+
+    def encode(self, y):
+        code = super().encode(y)
+        a = np.minimum(np.abs(y), E2M1_MAX)
+        grid = nvfp4_backend.E2M1
+        i = np.clip(np.searchsorted(grid, np.nan_to_num(a)), 1, grid.size - 1)
+        tie = (a > grid[i - 1]) & (grid[i] - a == a - grid[i - 1])
+        return np.where(tie, i | (np.signbit(y) << 3), code).astype(np.int8)
+
+
+class GlobalInOneDivision(Backend):
+    """NVIDIA's recipe: global = amax / (6 · 448) in one division (a different f32 for some tensors)."""
+
+    def global_and_scales(self, amax):
+        g = np.maximum(np.float32(amax.max() / np.float32(6 * 448)), nvfp4_backend.MIN_POSITIVE)
+        return g, nvfp4_backend.round_up_ue4m3(((np.float32(2) * amax) / np.float32(12)) / g)
+
+
+class NoGlobal(Backend):
+    """amax / 6 straight into the UE4M3 block scales, global 1: no two-level split."""
+
+    def global_and_scales(self, amax):
+        return np.float32(1), nvfp4_backend.round_up_ue4m3(np.minimum(amax / np.float32(6), UE4M3_MAX))
+
+
+class NanToSix(Backend):
+    """A NaN encoded by the clamp: -6 or +6 by its sign bit, code 6 or 14 (burn: +6, code 7)."""
+
+    def encode(self, y):
+        return np.where(np.isnan(y), np.where(np.signbit(y), 14, 6), super().encode(y)).astype(np.int8)
+
+
+@pytest.mark.parametrize("bug, named", [
+    (TiesAway, "codes: ties between two minifloat codes rounded away from zero (burn's conversions round them to "
+               "even) (minifloat_tie: away)"),
+    (GlobalInOneDivision, "global: +1 f32 ulp from burn's f32(max(block scales) / M)"),
+    (NoGlobal, "global: 1.0 where burn's is f32(max(block scales) / M) (§3.1): the backend does not split"),
+    (NanToSix, "codes: every differing element is a NaN of x/s (the backend's scale), where burn stores code 7"),
+], ids=lambda b: b.__name__ if isinstance(b, type) else "")
+def test_the_diagnosis_names_the_real_bug_first(nvfp4_vectors, bug, named):
+    verdicts = judge(nvfp4_vectors, bug())
+    assert counts(verdicts).get("failed", 0) > 0
+    assert named in first_line(verdicts), "\n".join(diagnose.describe(diagnose.summarize(verdicts)))
+
+
+def test_the_first_wrong_stage_of_an_e2m1_tie_is_a_tie_of_the_e2m1_grid(nvfp4_vectors):
+    stages = {v.diagnosis["stage"] for v in judge(nvfp4_vectors, TiesAway()) if v.status == "failed"}
+    assert "codes (scales are right): every differing element of x/s is exactly halfway between two codes of the " \
+           "E2M1 grid (tie-breaking rule)" in stages, stages
+    assert not any(".5 tie" in s for s in stages), stages
+
+
+def test_a_scale_burn_guards_is_named_as_its_guard():
+    scheme = get_format("nvfp4").scheme((1, 16)).to_json()
+    vector = SimpleNamespace(params={"scheme": scheme}, op="quantize_dynamic")
+    found = differences.classify("scales", np.float32([2.0**-9]), np.float32([448]), vector)
+    assert found and found[0]["text"].startswith("scales: burn stores its guard value 0.00195312 where the backend "
+                                                 "does not"), found
+
+
+# --- what the first hour met on the way ------------------------------------------------------------------------
+
+
+class Crashing(Backend):
+    def run(self, op, params, inputs):
+        if op == "dequantize":
+            raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+        return super().run(op, params, inputs)
+
+
+def test_a_python_backends_exception_is_on_its_faults_first_line():
+    fault = PythonBackend(Crashing()).run("dequantize", {}, {})
+    assert fault.detail.splitlines()[0] == "run() raised IndexError: index 0 is out of bounds for axis 0 with size 0"
+    assert "Traceback" in fault.detail
+
+
+def fuzz(backend, cases=200):
+    f = engine.Fuzzer("newcomer", profile=CLAIMED, backend=PythonBackend(backend), seed=1, formats=["nvfp4"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return f.run(cases=cases, shrink=False, log=lambda m: None)
+    finally:
+        f.close()
+
+
+def test_fuzzing_the_example_finds_nothing_and_says_why_it_declined():
+    report = fuzz(Backend())
+    assert not report.divergences and not report.faults, report.lines()
+    lines = report.lines()
+    declined = report.statuses.get("declined", 0)
+    reasons = [line for line in lines if line.startswith("    declined ")]
+    assert declined and reasons, lines
+    assert sum(report.declines.values()) == declined
+    assert any(line.endswith(" x inf or NaN input: burn's calibration of those is not implemented") for line in reasons)
+    fault_line = fuzz(Crashing(), cases=60).fault_lines()[1]
+    assert fault_line.endswith("crashed: run() raised IndexError: index 0 is out of bounds for axis 0 with size 0")
