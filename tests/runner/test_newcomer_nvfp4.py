@@ -184,3 +184,13 @@ def test_fuzzing_the_example_finds_nothing_and_says_why_it_declined():
     assert any(line.endswith(" x inf or NaN input: burn's calibration of those is not implemented") for line in reasons)
     fault_line = fuzz(Crashing(), cases=60).fault_lines()[1]
     assert fault_line.endswith("crashed: run() raised IndexError: index 0 is out of bounds for axis 0 with size 0")
+
+
+def test_a_not_applicable_reason_names_the_empty_block_size():
+    """``per_block([1])`` is burn's empty block size (leading 1s dropped): ``qconform list`` said ``block  is not
+    16``, with nothing between the two spaces."""
+    suite = load_suite(ROOT / "vectors" / "core")
+    runner = Runner(suite, "newcomer", backend=PythonBackend(Backend()))
+    (verdict,) = runner.run_all([suite.get("quantize/q8s/block/ones-block")])
+    assert verdict.status == "not applicable" and "block [] (one element per block) is not 16" in verdict.note, \
+        verdict.note
