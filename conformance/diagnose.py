@@ -298,7 +298,10 @@ def _profile_deciding(c, judged, matches) -> str:
                 if f"{field}: {value}" in alone]
     if deciding:
         return "; ".join(deciding)
-    return ", ".join(f"{k}: {v}" for k, v in sorted(diff.items())[:4]) + (" ..." if len(diff) > 4 else "")
+    # the arithmetic fields first (they are what a wrong answer shows), then the rest by name
+    arithmetic = {name: i for i, name in enumerate(hypotheses.ARITHMETIC)}
+    ordered = sorted(diff.items(), key=lambda kv: (arithmetic.get(kv[0], len(arithmetic)), kv[0]))
+    return ", ".join(f"{k}: {v}" for k, v in ordered[:4]) + (" ..." if len(diff) > 4 else "")
 
 
 def _stages(wrong: dict, rederived) -> list[str]:
