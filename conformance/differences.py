@@ -128,6 +128,8 @@ def _scale_steps(name, w, g, dtype: ScaleDtype, n: int) -> list[dict]:
         " (subnormals of the dtype)" if is_subnormal(w[fin], dtype).all() else ""
     unit = "step" if abs(top) == 1 else "steps"
     text = f"{top:+g} {dtype.name} {unit} from burn's{where}"
+    if top == 0:  # off the grid by less than a thousandth of a step: "-0 steps" would read as no difference
+        text = f"off the {dtype.name} grid, within a thousandth of a step of burn's{where}"
     if len(values) > 1:
         text = f"mostly {text}"
     return [{"class": "scale-steps", "text": f"{name}: {text}", "elements": int(counts.max()) if len(values) > 1 else n}]

@@ -411,7 +411,7 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
         return []
     pre = _pre_round(vector, exp)
     scheme = QuantScheme.from_json(vector.params["scheme"])
-    if pre is None or pre.size != got.size or scheme.is_two_level():
+    if pre is None or pre.size != got.size:
         return []
     pre = pre.reshape(got.shape)
     dtype = scheme.scale_dtype()

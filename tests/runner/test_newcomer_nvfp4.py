@@ -116,6 +116,14 @@ class NoGlobal(Backend):
         return np.float32(1), nvfp4_backend.round_up_ue4m3(np.minimum(amax / np.float32(6), UE4M3_MAX))
 
 
+class OffTheGrid(Backend):
+    """Block scales f32(raw / global) stored as they are, not put on the UE4M3 grid."""
+
+    def global_and_scales(self, amax):
+        g, _ = super().global_and_scales(amax)
+        return g, (((np.float32(2) * amax) / np.float32(12)) / g).astype(np.float32)
+
+
 class NanToSix(Backend):
     """A NaN encoded by the clamp: -6 or +6 by its sign bit, code 6 or 14 (burn: +6, code 7)."""
 
@@ -128,6 +136,7 @@ class NanToSix(Backend):
                "even) (minifloat_tie: away)"),
     (GlobalInOneDivision, "global: +1 f32 ulp from burn's f32(max(block scales) / M)"),
     (NoGlobal, "global: 1.0 where burn's is f32(max(block scales) / M) (§3.1): the backend does not split"),
+    (OffTheGrid, "scales: scale not rounded to the scale dtype (scale_rounding: unrounded) on 22/22"),
     (NanToSix, "codes: every differing element is a NaN of x/s (the backend's scale), where burn stores code 7"),
 ], ids=lambda b: b.__name__ if isinstance(b, type) else "")
 def test_the_diagnosis_names_the_real_bug_first(nvfp4_vectors, bug, named):
@@ -141,6 +150,14 @@ def test_the_first_wrong_stage_of_an_e2m1_tie_is_a_tie_of_the_e2m1_grid(nvfp4_ve
     assert "codes (scales are right): every differing element of x/s is exactly halfway between two codes of the " \
            "E2M1 grid (tie-breaking rule)" in stages, stages
     assert not any(".5 tie" in s for s in stages), stages
+
+
+def test_a_scale_a_fraction_of_a_step_off_the_grid_is_not_minus_zero_steps():
+    scheme = get_format("nvfp4").scheme((1, 16)).to_json()
+    vector = SimpleNamespace(params={"scheme": scheme}, op="quantize_dynamic")
+    below = np.nextafter(np.float32(448), np.float32(0))
+    texts = [c["text"] for c in differences.classify("scales", np.float32([448]), np.float32([below]), vector)]
+    assert texts == ["scales: off the UE4M3 grid, within a thousandth of a step of burn's"], texts
 
 
 def test_a_scale_burn_guards_is_named_as_its_guard():
