@@ -215,3 +215,14 @@ def test_a_not_applicable_reason_names_the_empty_block_size():
     (verdict,) = runner.run_all([suite.get("quantize/q8s/block/ones-block")])
     assert verdict.status == "not applicable" and "block [] (one element per block) is not 16" in verdict.note, \
         verdict.note
+
+
+def test_run_without_a_report_does_not_send_the_reader_to_one(capsys, tmp_path):
+    """Past 20 failures ``qconform run`` said "(see the JSON report)" though none was asked for."""
+    from conformance import cli
+    args = ["run", "-q", "--backend", "python:examples.nvfp4_backend:Backend", "--profile", "burn-0.22.1/flex"]
+    assert cli.main(args) == 1
+    out = capsys.readouterr().out
+    assert "more failures (--report FILE.json writes them all)" in out and "see the JSON report" not in out, out
+    assert cli.main(args + ["--report", str(tmp_path / "r.json")]) == 1
+    assert f"more failures (see {tmp_path / 'r.json'})" in capsys.readouterr().out
