@@ -323,7 +323,7 @@ class Fuzzer:
         how = self.shrink(div, report=report)
         extra = len(report.faults) - faults
         if extra and how == "shrunk":
-            how = f"shrunk (the backend faulted on {extra} of the cases tried)"
+            how = f"shrunk; the backend faulted on {extra} of the cases tried"
         return how
 
     def _judged(self, indices, seconds, start):

@@ -226,3 +226,28 @@ def test_run_without_a_report_does_not_send_the_reader_to_one(capsys, tmp_path):
     assert "more failures (--report FILE.json writes them all)" in out and "see the JSON report" not in out, out
     assert cli.main(args + ["--report", str(tmp_path / "r.json")]) == 1
     assert f"more failures (see {tmp_path / 'r.json'})" in capsys.readouterr().out
+
+
+class CrashesOnNaN(Backend):
+    """A NaN element in quantize crashes it (the shrinker then meets crashes among the cases it tries)."""
+
+    def run(self, op, params, inputs):
+        if op == "quantize_dynamic" and np.isnan(inputs["x"]).any():
+            raise ZeroDivisionError("nan")
+        return super().run(op, params, inputs)
+
+    def encode(self, y):
+        return np.where(np.isnan(y), 6, super().encode(y)).astype(np.int8)
+
+
+def test_a_minimal_case_shrunk_through_faults_is_said_in_one_parenthesis():
+    f = engine.Fuzzer("newcomer", profile=CLAIMED, backend=PythonBackend(CrashesOnNaN()), seed=1, formats=["nvfp4"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            report = f.run(cases=300, log=lambda m: None)
+    finally:
+        f.close()
+    shrunk = [d.shrunk for d in report.divergences.values() if "faulted" in d.shrunk]
+    assert shrunk and all(s.startswith("shrunk; the backend faulted on ") for s in shrunk), shrunk
+    assert not any(line.startswith("  (shrunk (") for line in report.lines())
