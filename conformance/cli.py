@@ -245,7 +245,8 @@ def cmd_run(args) -> int:
         return int(code) or 3
     if not args.pytest_args:  # the terminal plugin is off: print the summary (with failures) ourselves
         from . import report as rep
-        print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose), flush=True)
+        rest = f"see {args.report}" if args.report else "--report FILE.json writes them all"
+        print(rep.format_text(progress.final, quiet=args.quiet, verbose=args.verbose, rest=rest), flush=True)
         if progress.write_error:
             print(progress.write_error, file=sys.stderr)
     try:

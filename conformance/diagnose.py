@@ -27,6 +27,7 @@ import numpy as np
 
 import oracle
 from oracle import ProfileError
+from oracle.scheme import QuantScheme
 
 from . import compare, differences, hypotheses
 from .backends.oracle import run_oracle
@@ -297,7 +298,10 @@ def _profile_deciding(c, judged, matches) -> str:
                 if f"{field}: {value}" in alone]
     if deciding:
         return "; ".join(deciding)
-    return ", ".join(f"{k}: {v}" for k, v in sorted(diff.items())[:4]) + (" ..." if len(diff) > 4 else "")
+    # the arithmetic fields first (they are what a wrong answer shows), then the rest by name
+    arithmetic = {name: i for i, name in enumerate(hypotheses.ARITHMETIC)}
+    ordered = sorted(diff.items(), key=lambda kv: (arithmetic.get(kv[0], len(arithmetic)), kv[0]))
+    return ", ".join(f"{k}: {v}" for k, v in ordered[:4]) + (" ..." if len(diff) > 4 else "")
 
 
 def _stages(wrong: dict, rederived) -> list[str]:
@@ -337,7 +341,8 @@ def first_wrong_stage(vector, exp, outcome, verdict, scaled=None) -> str | None:
         return f"{first} (scale computation or rounding to the scale dtype)"
     scaled = st.scaled if scaled is None else scaled
     if first == "codes" and got is not None and scaled is not None:
-        return "codes (scales are right): " + _rounding_signature(scaled, exp.outputs["codes"], got)
+        value = QuantScheme.from_json(vector.params["scheme"]).value if "scheme" in vector.params else None
+        return "codes (scales are right): " + _rounding_signature(scaled, exp.outputs["codes"], got, value)
     return first
 
 
@@ -346,14 +351,26 @@ def _equal(a: np.ndarray, b: np.ndarray) -> bool:
     return a32.shape == b32.shape and compare.diff_tensor("", a32, b32, None, None) is None
 
 
-def _rounding_signature(scaled: np.ndarray, want: np.ndarray, got: np.ndarray) -> str:
-    """Which class of x/s the wrong codes fall on: exact .5 ties, out-of-range values, or other."""
+def _rounding_signature(scaled: np.ndarray, want: np.ndarray, got: np.ndarray, value=None) -> str:
+    """Which class of x/s the wrong codes fall on: NaNs, exact ties (.5 for integer codes, the midpoint of two
+    codes where burn encodes a minifloat value as a minifloat), out-of-range values, or other."""
     if scaled.shape != want.shape or got.shape != want.shape:
         return "x/s rounding"
     bad = want != got
     s = scaled.astype(np.float64)[bad]
-    ties = np.abs(s - np.trunc(s)) == 0.5
     # no counts in the text: equal signatures must aggregate across vectors
+    if bad.any() and np.isnan(s).all():
+        return "every differing element is a NaN of x/s (the NaN rule)"
+    if value is not None and hypotheses.is_minifloat_encoding(scaled, want, value):
+        ties = hypotheses.minifloat_midpoints(scaled[bad], value)[0]
+        grid = f"{value.name} grid"
+        if ties.all():
+            return f"every differing element of x/s is exactly halfway between two codes of the {grid} (tie-breaking rule)"
+        if ties.any():
+            return f"some differing elements of x/s are exactly halfway between two codes of the {grid}, others not"
+        return f"no differing element of x/s is halfway between two codes of the {grid} (rounding or clamping)"
+    with np.errstate(invalid="ignore"):
+        ties = np.abs(s - np.trunc(s)) == 0.5
     if ties.all():
         return "every differing element is an exact .5 tie of x/s (tie-breaking rule)"
     if ties.any():

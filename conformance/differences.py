@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from oracle.rounding import minifloat_values
+from oracle.rounding import minifloat_values, round_up
 from oracle.scheme import QuantValue, ScaleDtype
 
 from . import tensorio
-from .hypotheses import grid_index, is_subnormal
+from .hypotheses import grid_index, is_minifloat_encoding, is_subnormal, minifloat_midpoints
 from .protocol import scheme_of
 
 SCALE_OUTPUTS = ("scales", "global", "rounded")
@@ -51,19 +51,50 @@ def classify(name: str, want: np.ndarray, got: np.ndarray, vector, scaled: np.nd
                 "+0.0 where burn gives -0.0" if not np.signbit(g32).any() else "the other signed zero"
             add("signed-zero", f"signed zero only: {sign}")
         dtype = _scale_dtype(name, vector)
+        if name == "scales" and dtype is not None:  # before the steps: it names the case, they only measure it
+            out += _guarded(w32, g32, dtype, n)
         if dtype is not None:
             out += _scale_steps(name, w32, g32, dtype, n)
+        if name == "global" and dtype is ScaleDtype.F32:
+            out += _global(w32, g32, n)
         return out
-    if value is not None and value.is_float and want.dtype == np.int8:
-        wv, gv = minifloat_values(w, value), minifloat_values(g, value)
-        if (np.isnan(wv) & np.isnan(gv)).all():
+    nans = scaled is not None and scaled.shape == want.shape and bool(np.isnan(scaled[bad]).all())
+    minifloat = value is not None and value.is_float and want.dtype == np.int8
+    encoding = minifloat and bool((np.isnan(minifloat_values(w, value)) & np.isnan(minifloat_values(g, value))).all())
+    if nans and not encoding and want.dtype.kind in "iu":
+        codes = ", ".join(str(int(c)) for c in np.unique(w)[:3])
+        add("nan-input", f"every differing element is a NaN of x/s (the backend's scale), where burn stores code "
+                         f"{codes} (the NaN rule)")
+    if minifloat:
+        if encoding:
             add("nan-encoding", f"NaN encoding only: both are NaN codes of {value.name}, with other bits")
+        elif scaled is not None and not nans and is_minifloat_encoding(scaled, want, value):
+            out += _minifloat_ties(name, scaled[bad], minifloat_values(g, value), value, n)
         return out
     if want.dtype.kind in "iu" and value is not None and not value.is_float:
         out += _integer_codes(name, w.astype(np.int64), g.astype(np.int64), value, n)
-        if scaled is not None and scaled.shape == want.shape:
+        if scaled is not None and scaled.shape == want.shape and not nans:
             out += _ties(name, scaled[bad].astype(np.float64), g.astype(np.float64), n)
     return out
+
+
+def _minifloat_ties(name, v, got_values, value: QuantValue, n: int) -> list[dict]:
+    """Whether every differing element's x/s lies exactly halfway between two codes of the minifloat's grid
+    (burn's conversions round those to even), and which way the backend's codes went."""
+    tie, below, above = minifloat_midpoints(v, value)
+    grid = f"the {value.name} grid"
+    if not tie.any():
+        return []
+    if not tie.all():
+        return [{"class": "some-ties", "text": f"{name}: some differing elements of x/s (the backend's scale) are "
+                                               f"exactly halfway between two codes of {grid}, others not",
+                 "elements": n}]
+    mag = np.abs(got_values.astype(np.float64))
+    rules = {"away from zero": mag == above, "toward zero": mag == below}
+    which = [rule for rule, hit in rules.items() if hit.all()]
+    how = f", rounded {' or '.join(which)} where burn rounds to even" if which else ""
+    return [{"class": "ties", "text": f"{name}: every differing element of x/s (the backend's scale) is exactly "
+                                      f"halfway between two codes of {grid}{how}", "elements": n}]
 
 
 def _value(vector) -> QuantValue | None:
@@ -97,9 +128,42 @@ def _scale_steps(name, w, g, dtype: ScaleDtype, n: int) -> list[dict]:
         " (subnormals of the dtype)" if is_subnormal(w[fin], dtype).all() else ""
     unit = "step" if abs(top) == 1 else "steps"
     text = f"{top:+g} {dtype.name} {unit} from burn's{where}"
+    if top == 0:  # off the grid by less than a thousandth of a step: "-0 steps" would read as no difference
+        text = f"off the {dtype.name} grid, within a thousandth of a step of burn's{where}"
     if len(values) > 1:
         text = f"mostly {text}"
     return [{"class": "scale-steps", "text": f"{name}: {text}", "elements": int(counts.max()) if len(values) > 1 else n}]
+
+
+def _guarded(w, g, dtype: ScaleDtype, n: int) -> list[dict]:
+    """Every differing scale is burn-flex's guard value ``round_up(f32::MIN_POSITIVE)`` (§5.3), which replaces a
+    scale that is 0, negative, NaN or infinite: the backend stored that scale (or something else) instead."""
+    guard = round_up(np.array([np.finfo(np.float32).tiny], np.float32), dtype)[0]
+    if not (w == guard).all() or (g == guard).any():
+        return []
+    return [{"class": "scale-guard", "text": f"scales: burn stores its guard value {guard:g} where the backend does "
+                                             "not: a scale that is 0, negative, NaN or infinite becomes it (§5.3; "
+                                             "e.g. 2·amax overflowing f32)", "elements": n}]
+
+
+def _global(w, g, n: int) -> list[dict]:
+    """A two-level global that is 1 (no split into a global and block scales), or a few f32 ulps off burn's
+    ``f32(max(block scales) / M)`` (§3.1: the same quantity computed in another order, such as amax / (6 · 448))."""
+    if (g == 1).all() and not (w == 1).any():
+        return [{"class": "global-one", "text": "global: 1.0 where burn's is f32(max(block scales) / M) (§3.1): the "
+                                                "backend does not split the scale into a global and block scales",
+                 "elements": n}]
+    fin = np.isfinite(w) & np.isfinite(g) & (w > 0) & (g > 0)
+    if not fin.all():
+        return []
+    ulps = g.view(np.int32).astype(np.int64) - w.view(np.int32).astype(np.int64)
+    if (np.abs(ulps) > 4).any():
+        return []
+    top = int(ulps[0]) if (ulps == ulps[0]).all() else None
+    far = f"{top:+d} f32 ulp{'s' if abs(top) > 1 else ''}" if top is not None else "within 4 f32 ulps"
+    return [{"class": "global-ulps", "text": f"global: {far} from burn's f32(max(block scales) / M) (§3.1): the same "
+                                             "quantity rounded another way, e.g. amax / (range · M) in one division",
+             "elements": n}]
 
 
 def scale_steps_text(name: str, want: np.ndarray, got: np.ndarray, vector) -> str:

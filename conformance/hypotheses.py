@@ -24,8 +24,8 @@ from oracle import Stages
 from oracle import choices as c
 from oracle.blocks import layout_of
 from oracle.quantize import divide
-from oracle.rounding import ROUNDERS, round_half_away, round_up
-from oracle.scheme import QuantScheme, ScaleDtype
+from oracle.rounding import ROUNDERS, minifloat_codes, minifloat_values, round_half_away, round_up
+from oracle.scheme import QuantScheme, QuantValue, ScaleDtype
 
 from . import tensorio
 from .backends.oracle import run_oracle
@@ -69,9 +69,13 @@ PHRASES = {
     ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
     ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
     ("scale_arithmetic", "f64"): "scales computed in f64",
+    ("minifloat_tie", "away"): "ties between two minifloat codes rounded away from zero (burn's conversions round "
+                               "them to even)",
+    ("minifloat_tie", "toward_zero"): "ties between two minifloat codes rounded toward zero (burn's conversions "
+                                      "round them to even)",
 }
 # The class a family of alternatives forms in ``qconform fuzz`` (one cause, one class).
-FAMILIES = {"tie": "tie-breaking rule", "division": "division", "clamp": "clamping", "zero_scale": "zero-scale guard",
+FAMILIES = {"tie": "tie-breaking rule", "minifloat_tie": "tie-breaking rule", "division": "division", "clamp": "clamping", "zero_scale": "zero-scale guard",
             "nan_code": "NaN code", "scale_rounding": "scale rounding", "scale_source": "scale used for the codes",
             "scale_arithmetic": "scale arithmetic", "float_codes": "minifloat codes"}
 
@@ -292,7 +296,60 @@ def _unrounded_scale(r: Rederived):
     return codes_of((op, {**params, "scheme": scheme}, {**inputs, "scales": r.pre_round}), r.judged)
 
 
+def minifloat_midpoints(v: np.ndarray, value: QuantValue):
+    """For scaled values ``v`` of a minifloat value (E4M3, E5M2, E2M1), clamped to its range as burn's conversions
+    clamp them: ``(tie, below, above)``, where ``tie`` marks the values exactly halfway between two neighbouring
+    codes of the format's grid and ``below``/``above`` are those two magnitudes (NaN and grid values are no tie)."""
+    lo, hi = value.range()
+    with np.errstate(invalid="ignore"):
+        a = np.abs(np.clip(np.asarray(v, np.float32), np.float32(lo), np.float32(hi))).astype(np.float64)
+    grid = _minifloat_grid(value)
+    fin = np.isfinite(a)
+    i = np.clip(np.searchsorted(grid, np.where(fin, a, 0.0)), 1, grid.size - 1)
+    below, above = grid[i - 1], grid[i]
+    tie = fin & (a > below) & (a < above) & (a - below == above - a)
+    return tie, below, above
+
+
+def _minifloat_grid(value: QuantValue) -> np.ndarray:
+    """The format's finite non-negative values, ascending (every code's value, as burn decodes it)."""
+    values = minifloat_values(np.arange(256, dtype=np.uint8).view(np.int8), value).astype(np.float64)
+    return np.unique(values[np.isfinite(values) & (values >= 0)])
+
+
+def is_minifloat_encoding(v: np.ndarray, codes: np.ndarray, value: QuantValue) -> bool:
+    """Whether ``codes`` are burn's minifloat conversions of the scaled values ``v`` (clamped, nearest, ties to
+    even): the judged profile encodes this value as a minifloat (``float_codes``), not as rounded integers."""
+    if not value.is_float or np.shape(v) != np.shape(codes):
+        return False
+    lo, hi = value.range()
+    with np.errstate(invalid="ignore"):
+        mine = minifloat_codes(np.clip(np.asarray(v, np.float32), np.float32(lo), np.float32(hi)), value)
+    fin = np.isfinite(np.asarray(v, np.float32))
+    return bool((mine[fin] == np.asarray(codes)[fin]).all())
+
+
+def _minifloat_ties(rule: str):
+    def model(r: Rederived):
+        value = r.scheme.value
+        if not is_minifloat_encoding(r.scaled, r.codes, value):
+            return None
+        tie, below, above = minifloat_midpoints(r.scaled, value)
+        if not tie.any():
+            return None
+        sign = np.where(np.signbit(np.asarray(r.scaled, np.float32)), -1.0, 1.0)
+        out = r.codes.copy()
+        chosen = (above if rule == "away" else below) * sign
+        out[tie] = minifloat_codes(chosen[tie].astype(np.float32), value)
+        return out
+    return model
+
+
 CODE_MODELS = [
+    Alternative("minifloat_tie: away", "minifloat_tie", phrase("minifloat_tie", "away"),
+                model=_minifloat_ties("away")),
+    Alternative("minifloat_tie: toward_zero", "minifloat_tie", phrase("minifloat_tie", "toward_zero"),
+                model=_minifloat_ties("toward_zero")),
     Alternative("tie: toward_zero", "tie", phrase("tie", "toward_zero"), model=_ties_toward_zero),
     Alternative("clamp: via_int32", "clamp", phrase("clamp", "via_int32"), model=_via_int32),
     Alternative("division: f64", "division", phrase("division", "f64"), model=_in_f64),
@@ -354,7 +411,7 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
         return []
     pre = _pre_round(vector, exp)
     scheme = QuantScheme.from_json(vector.params["scheme"])
-    if pre is None or pre.size != got.size or scheme.is_two_level():
+    if pre is None or pre.size != got.size:
         return []
     pre = pre.reshape(got.shape)
     dtype = scheme.scale_dtype()
@@ -397,4 +454,4 @@ def is_subnormal(s: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
 
 
 __all__ = ["ARITHMETIC", "CODE_MODELS", "FAMILIES", "Alternative", "Rederived", "codes_of", "grid_index",
-           "is_subnormal", "overrides_of", "phrase", "rederive", "same_bits", "scale_models", "with_overrides"]
+           "is_minifloat_encoding", "is_subnormal", "minifloat_midpoints", "overrides_of", "phrase", "rederive", "same_bits", "scale_models", "with_overrides"]

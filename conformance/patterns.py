@@ -207,7 +207,10 @@ class Pattern:
 
 
 def _block_text(scheme: QuantScheme) -> str:
-    return "per-tensor" if scheme.block is None else "x".join(map(str, scheme.block.size.dims))
+    if scheme.block is None:
+        return "per-tensor"
+    # BlockSize::new drops leading 1s, so [1] is the empty size: say what it is rather than print nothing
+    return "x".join(map(str, scheme.block.size.dims)) or "[] (one element per block)"
 
 
 def describe(raw: dict) -> str:

@@ -71,8 +71,9 @@ class PythonBackend:
             return Declined(e.reason)
         except BurnPanic as e:  # a python backend built on the oracle may let burn's panic through
             return Error(e.code, e.message)
-        except Exception:  # noqa: BLE001 - isolation boundary: a backend bug costs one vector
-            return Fault("crashed", f"run() raised:\n{traceback.format_exc(limit=-4)}")
+        except Exception as e:  # noqa: BLE001 - isolation boundary: a backend bug costs one vector
+            # the exception on the first line: a summary (qconform fuzz's fault lines) shows only that line
+            return Fault("crashed", f"run() raised {_summary(e)}\n{traceback.format_exc(limit=-4)}")
         try:
             return split_outputs(out)
         except ProtocolError as e:
@@ -82,6 +83,12 @@ class PythonBackend:
         close = getattr(self.obj, "close", None)
         if callable(close):
             close()
+
+
+def _summary(e: BaseException) -> str:
+    """``IndexError: index 0 is out of bounds ...``: the exception's type and the first line of its message."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 def _raised(reply):

@@ -37,7 +37,7 @@ from oracle.vocabulary import level
 from .. import diagnose
 from ..hypotheses import FAMILIES
 from ..cases import Case
-from ..compare import FAILED, PASSED
+from ..compare import DECLINED, FAILED, PASSED
 from ..contracts import TOLERANT_OPS, contracts
 from ..backends.python import PythonBackend
 from ..generate import PROFILES, CaseError, canonical_json, expect
@@ -288,6 +288,10 @@ class Fuzzer:
         report.cases += 1
         if where is not None:
             report.exercised[where] = report.exercised.get(where, 0) + 1
+        if status == DECLINED and found is not None:  # the backend's reasons, counted like qconform run lists them
+            reason = _first_line(found[2].note or "") or "no reason given"
+            report.declines[reason] = report.declines.get(reason, 0) + 1
+            return
         if status == FAULTED:
             case, _, verdict = found
             report.faults.append((index, case.op, verdict.kind, _first_line(verdict.details.get("detail", ""))))
@@ -319,7 +323,7 @@ class Fuzzer:
         how = self.shrink(div, report=report)
         extra = len(report.faults) - faults
         if extra and how == "shrunk":
-            how = f"shrunk (the backend faulted on {extra} of the cases tried)"
+            how = f"shrunk; the backend faulted on {extra} of the cases tried"
         return how
 
     def _judged(self, indices, seconds, start):
@@ -331,7 +335,7 @@ class Fuzzer:
             if status == FAULTED and self._gave_up() and verdict.details.get("detail") == self._gave_up():
                 status = NOT_RUN  # never sent: the backend had given up
             where = None if status in NOT_EXERCISED else (self.label(case), case.op)
-            kept = sig is not None or status in (FAULTED, NOT_RUN)
+            kept = sig is not None or status in (FAULTED, NOT_RUN, DECLINED)
             yield index, status, sig, (case, choices, verdict) if kept else None, where
 
     def _in_workers(self, indices, seconds, start, report):
@@ -644,6 +648,7 @@ NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", 
 
 
 FAULT_KINDS = ("crashed", "timed out", "protocol error")  # a verdict of these kinds: the backend failed to answer
+DECLINES_SHOWN = 5  # the most frequent reasons of the backend's declined cases, each with its count
 FAULTED = "faulted"  # the status a case counts under when the backend faulted on it: counted, never a divergence
 NOT_RUN = "not run"  # a case never sent: the backend had given up (failed restarts in a row)
 
@@ -770,6 +775,7 @@ class FuzzReport:
     cases: int = 0
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    declines: dict = field(default_factory=dict)  # the backend's reason -> cases it declined with it
     divergences: dict[str, Divergence] = field(default_factory=dict)
     scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
     exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
@@ -791,6 +797,10 @@ class FuzzReport:
         out = [(f"qconform fuzz: {self.cases} cases in {self.seconds:.1f} s ({rate:,.0f}/s), seed {self.seed}, "
                f"backend {self.backend}, profile {self.profile}"),
                "  " + ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))]
+        for reason, n in sorted(self.declines.items(), key=lambda kv: -kv[1])[:DECLINES_SHOWN]:
+            out.append(f"    declined {n} x {reason}")
+        if len(self.declines) > DECLINES_SHOWN:
+            out.append(f"    declined {sum(sorted(self.declines.values())[:-DECLINES_SHOWN])} x other reasons")
         if self.scope is not None:
             out.append(f"  drawn inside: {', '.join(self.scope)}")
         out += self.exercised_lines()

@@ -216,11 +216,11 @@ def count_line(report: dict) -> str:
 
 
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
-                verbose: bool = False) -> str:
+                verbose: bool = False, rest: str = "see the JSON report") -> str:
     """The run's summary. ``quiet``: a green run is five lines (counts, scope, profile, suite, OK; after the
     accidents line when the backend gave an acceptable outcome or had validation declined); failures and declined
     vectors are still shown. Default: rows of the op/cell tables that are entirely not applicable are left out (``verbose`` keeps
-    them)."""
+    them). ``rest``: where the failures past the first ``failures`` are to be read."""
     b, vectors = report["backend"], report["suite"].get("vectors")
     if not report["verdicts"] and not incomplete(report):
         return (f"no vector selected: the selection (-k / -m) matched none of the {vectors} vectors of suite "
@@ -231,7 +231,7 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
     for v in bad[:failures]:
         lines += ["", f"FAILED ({v['kind']}) " + v["message"]]
     if failures and len(bad) > failures:
-        lines.append(f"... and {len(bad) - failures} more failures (see the JSON report)")
+        lines.append(f"... and {len(bad) - failures} more failures ({rest})")
     if not quiet:
         lines += ["", *_tables("op", s["by_op"], verbose)]
         if cells and s["by_cell"]:
