@@ -127,8 +127,9 @@ def test_restarts_that_fail_succeed_fail_do_not_give_up(suite_dir, lookup_cmd, c
 
 def test_the_resend_after_exit_75_is_bounded_and_kept_apart_in_a_batch(suite_dir, lookup_cmd, counts):
     vectors, requests = batch(suite_dir)
+    # exits are under test, not timeouts: 30 s leaves a restart room on a loaded machine
     b = open_backend("subprocess:" + lookup_cmd("--fault", "exit75:#2", "--fault", "exit75:#3",
-                                                "--fault", "tempfail:#5"), timeout=30)  # exits, not timeouts, are under test: room for a loaded machine
+                                                "--fault", "tempfail:#5"), timeout=30)
     try:
         # request 2 exits 75 unread, its resend (request 3 of the run) too: a fault, after one resend only
         outcomes = b.run_many(requests)
