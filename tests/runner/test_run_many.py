@@ -38,7 +38,9 @@ def test_run_many_equals_one_at_a_time(suite_dir, lookup_cmd):
 
 def test_a_crash_in_a_batch_lands_on_its_request(suite_dir, lookup_cmd):
     vectors = load_suite(suite_dir).vectors
-    b = open_backend("subprocess:" + lookup_cmd("--fault", "crash:quantize/q8s/plain"))
+    # the crash is seen as an exit, not a timeout: 120 s per reply leaves a loaded machine room (at the default 30 s
+    # the first reply timed out once during a cold CI build)
+    b = open_backend("subprocess:" + lookup_cmd("--fault", "crash:quantize/q8s/plain"), timeout=120)
     try:
         outcomes = b.run_many([(v.op, v.params, v.inputs) for v in vectors])
     finally:
