@@ -26,13 +26,12 @@ where every order gives the same f32 answer, which :func:`check_order_free` dema
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
-from dataclasses import replace
-
 from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
-from .layout import _NOT_FORWARDED, Errored, load_deferred, read_back, step, stream_step
+from .layout import NOT_FORWARDED, Errored, failed_on_stream, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
@@ -258,7 +257,7 @@ def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | 
     try:
         qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
     except BurnPanic as p:
-        if not (profile.errored_float_ops and _on_stream(p, profile)):
+        if not (profile.errored_float_ops and failed_on_stream(p, profile)):
             raise
         # burn-fusion's QuantizeOp failed on the stream: its output holds the failure (the ghost's codes give the shape)
         ghost = QTensor(np.zeros(np.shape(inputs["x"]), np.int8), np.zeros(0, np.float32), None, held_scheme)
@@ -319,10 +318,6 @@ src/stream/execution/scope/base.rs:80-92). A reduction, a sort or a gather runs 
 (measured: ``reshape`` + ``sum_dim`` of a failed on-device quantize is read 3 deep, ``neg`` + ``matmul`` 2)."""
 
 
-def _on_stream(p: BurnPanic, profile: Profile) -> bool:
-    return p.code == "fusion.deferred" or p.code in profile.stream_panics
-
-
 def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
     """The units of work burn-fusion runs for float-op step ``s`` on a tensor (``ghost``: the quantized tensor it is,
     None for a float one), in order along the path to the step's output: the dequantize (fused with an
@@ -353,7 +348,7 @@ def _host_checks(shape: tuple[int, ...], ghost: QTensor | None, s: dict, profile
     """A requantize's host-side checks run at the call whatever its input holds (burn-backend's ``compute_range``
     asserts the shape against the block size before any op is queued): a stream op's failure or a fused kernel's does
     not stop them."""
-    requant = ROUTES.get(s["op"]) is requantized or s["op"] in _NOT_FORWARDED or s["op"] == "stack"
+    requant = ROUTES.get(s["op"]) is requantized or s["op"] in NOT_FORWARDED or s["op"] == "stack"
     if ghost is None or not requant:
         return
     try:
@@ -361,7 +356,7 @@ def _host_checks(shape: tuple[int, ...], ghost: QTensor | None, s: dict, profile
     except UndefinedBehaviour:  # a value nobody reads (the tensor holds a failure): only the checks matter
         pass
     except BurnPanic as p:
-        if not _on_stream(p, profile) and _past_compile_failure(p, profile) is None:
+        if not failed_on_stream(p, profile) and _past_compile_failure(p, profile) is None:
             raise
 
 
@@ -383,16 +378,16 @@ def _failed_float(held: QTensor, s: dict, p: BurnPanic, profile: Profile) -> Err
     declining the scheme) the units after it are skipped; else the requantize's quantize failed, its output the
     error itself. A sort's read of a failed dequantize reports it."""
     p = surfaced_at_read(p)
+    work = units(s, held, profile)
     try:
         values(held, profile)
-        failed_at = len(units(s, held, profile)) - 1  # the dequantize ran: the last unit (the quantize) failed
+        failed_at = len(work) - 1  # the dequantize ran: the last unit (the quantize) failed
     except BurnPanic:
         failed_at = 0
     if s["op"] in HOST_READS:
         raise read_by_sort(p)
     shape = _float_shape(held.codes.shape, s, profile)
     _host_checks(shape, held, s, profile)
-    work = units(s, held, profile)
     ghost = replace(held, codes=np.zeros(shape, np.int8)) if work[-1] == "quantize" else None
     return Errored(p, len(work) - 1 - failed_at, shape, ghost)
 
@@ -413,7 +408,7 @@ def stream_step_float(held, s: dict, profile: Profile):
         try:
             return float_step(held, s, profile)
         except BurnPanic as p:
-            if not (_on_stream(p, profile) and isinstance(held, QTensor)):
+            if not (failed_on_stream(p, profile) and isinstance(held, QTensor)):
                 raise
             return _failed_float(held, s, p, profile)
     if s["op"] == "stack":
@@ -431,19 +426,19 @@ def _stream_matmul(held, s: dict, profile: Profile):
     try:
         return matmul(held, s, profile)
     except BurnPanic as p:
-        if not (_on_stream(p, profile) and isinstance(held, QTensor)):
+        if not (failed_on_stream(p, profile) and isinstance(held, QTensor)):
             raise
         return Errored(surfaced_at_read(p), 0, _float_shape(held.codes.shape, s, profile), None)
 
 
 def _errored_layout(held: Errored, s: dict, profile: Profile):
     """A layout step on a tensor held in error (``Errored.then``), except that a step burn-dispatch does not forward
-    (``_NOT_FORWARDED``) runs its trait default's three units, the dequantize, the float op and the quantize
+    (``NOT_FORWARDED``) runs its trait default's three units, the dequantize, the float op and the quantize
     (measured: ``gather`` then ``abs`` of a failed on-device quantize is read 6 deep: 3 + 2 + the read's 1); its
     requantize's host-side checks still run."""
     out = held.then(s, profile)
     if isinstance(out, Errored):
-        if s["op"] in _NOT_FORWARDED and held.ghost is not None:
+        if s["op"] in NOT_FORWARDED and held.ghost is not None:
             out = replace(out, depth=out.depth + 2)
         _host_checks(out.shape, held.ghost, s, profile)
     return out

@@ -9,9 +9,9 @@ loaded from its parts, each step on what the backend holds, the result read back
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from .codec import into_data
 from .dequantize import _reload
@@ -81,19 +81,19 @@ def _no_op(s: dict, shape: tuple[int, ...], profile: Profile) -> bool:
 # Layout ops burn-dispatch-0.22.1 does not forward to the backend (no q_gather, q_repeat_dim, q_cat in src/ops/
 # qtensor.rs): their trait default (burn-backend-0.22.1 src/backend/ops/qtensor.rs:21-49, :922-935) queues the
 # dequantize, the float op and quantize_dynamic's ops on the stream one by one.
-_NOT_FORWARDED = frozenset({"gather", "repeat_dim", "cat"})
+NOT_FORWARDED = frozenset({"gather", "repeat_dim", "cat"})
 
 
 def _depth_below_failure(held: QTensor | np.ndarray, s: dict, profile: Profile) -> int:
     """How many stream ops below the failed one step ``s`` leaves its output: a dequantize that failed is followed by
     the float op (a ``float_`` route; burn-fusion runs ``q_matmul`` as one op, src/ops/qtensor.rs:468), and under a
-    trait default also by the quantize (``_NOT_FORWARDED``: measured only where fusion declines the scheme, a
+    trait default also by the quantize (``NOT_FORWARDED``: measured only where fusion declines the scheme, a
     two-level one; a scheme fusion reads fails at depth 0 there, measured, not located)."""
     if not isinstance(held, QTensor):
         return 0
     if route(s, held, profile) in (float_, float_i8):
         return int(s["op"] != "matmul")
-    return 2 if s["op"] in _NOT_FORWARDED and fused_read(held.scheme, profile) is None else 0
+    return 2 if s["op"] in NOT_FORWARDED and fused_read(held.scheme, profile) is None else 0
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,12 @@ class Errored:
         return skipped_below(self.failure, self.depth + (self.ghost is not None))
 
 
+def failed_on_stream(p: BurnPanic, profile: Profile) -> bool:
+    """Whether ``p`` is a stream op's failure on this build: deferred to a read (``fusion.deferred``) or one of the
+    panics burn-fusion's queued ops raise on its device thread (``Profile.stream_panics``)."""
+    return p.code == "fusion.deferred" or p.code in profile.stream_panics
+
+
 def stream_step(held: QTensor | np.ndarray | Errored, s: dict, profile: Profile):
     """:func:`step` as a fused build runs it: a stream op's failure is held by its output (:class:`Errored`) and
     reported by the read that needs it (``Profile.errored_handles``); elsewhere it is raised at the call."""
@@ -147,7 +153,7 @@ def stream_step(held: QTensor | np.ndarray | Errored, s: dict, profile: Profile)
     try:
         return step(held, s, profile)
     except BurnPanic as p:
-        if not profile.errored_handles or (p.code != "fusion.deferred" and p.code not in profile.stream_panics):
+        if not (profile.errored_handles and failed_on_stream(p, profile)):
             raise
         return Errored.of_step(held, s, surfaced_at_read(p), profile)
 
