@@ -14,6 +14,7 @@ gets wrong among the elements the backend got right are its *contradictions* (su
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -75,7 +76,8 @@ PHRASES = {
                                       "round them to even)",
 }
 # The class a family of alternatives forms in ``qconform fuzz`` (one cause, one class).
-FAMILIES = {"tie": "tie-breaking rule", "minifloat_tie": "tie-breaking rule", "division": "division", "clamp": "clamping", "zero_scale": "zero-scale guard",
+FAMILIES = {"tie": "tie-breaking rule", "minifloat_tie": "tie-breaking rule", "division": "division",
+            "clamp": "clamping", "zero_scale": "zero-scale guard",
             "nan_code": "NaN code", "scale_rounding": "scale rounding", "scale_source": "scale used for the codes",
             "scale_arithmetic": "scale arithmetic", "float_codes": "minifloat codes"}
 
@@ -311,10 +313,13 @@ def minifloat_midpoints(v: np.ndarray, value: QuantValue):
     return tie, below, above
 
 
+@functools.cache
 def _minifloat_grid(value: QuantValue) -> np.ndarray:
     """The format's finite non-negative values, ascending (every code's value, as burn decodes it)."""
     values = minifloat_values(np.arange(256, dtype=np.uint8).view(np.int8), value).astype(np.float64)
-    return np.unique(values[np.isfinite(values) & (values >= 0)])
+    grid = np.unique(values[np.isfinite(values) & (values >= 0)])
+    grid.flags.writeable = False  # shared by every call (cached)
+    return grid
 
 
 def is_minifloat_encoding(v: np.ndarray, codes: np.ndarray, value: QuantValue) -> bool:
