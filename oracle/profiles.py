@@ -188,26 +188,22 @@ _WGPU_0_22_1 = _WGPU.with_(
     **_GPU_0_22_1,
 )
 
-# What fusion and autotune change (the `build` concern, and below it each behaviour they change).
-_FUSED = dict(
-    fusion=True,
-    # measured on the 0.22.1 fused WGSL build: B::quantize's launch checks and the reductions run on the stream
-    stream_panics=frozenset({"cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32",
-                             "cubecl.native_packing", "cubecl.native_sub_byte", "cubecl.packed_last_dim",
-                             "cubecl.tiling_rank", "cubecl.reduce_empty", "cubecl.scale_bindings"}),
-    autotune=True,
-)
-
-# What fusion changes on WGSL, the same in burn-wgpu 0.22.1's and 0.23.0-pre.1's default builds (measured on both:
-# docs/findings.md, "burn-wgpu's default build"). Each difference from the lean twin is one field, or declared undefined
-# where it is timing's or memory's.
+# What fusion and autotune change on WGSL (the `build` concern, and below it each behaviour they change), the same in
+# burn-wgpu 0.22.1's and 0.23.0-pre.1's default builds (measured on both: docs/findings.md, "burn-wgpu's default
+# build"). Each difference from the lean twin is one field, or declared undefined where it is timing's or memory's.
 _FUSED_WGSL = dict(
-    # B::quantize's f16-global assert runs on the stream too (measured), and so do burn-cubecl's q_flip and q_reshape
-    # refusals: burn-fusion registers the layout op and runs B::q_flip / B::q_reshape there (src/ops/qtensor.rs:156-307)
-    **{**_FUSED, "stream_panics": _FUSED["stream_panics"] | {
-        "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip", "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block",
-        "cubecl.reshape_split_block", "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim",
-        "cubecl.reshape_recompute_sub_byte", "cubecl.reshape_recompute_block"}},
+    fusion=True,
+    autotune=True,
+    # B::quantize's launch checks (its f16-global assert too) and the reductions run on the stream (measured), and so
+    # do burn-cubecl's q_flip and q_reshape refusals: burn-fusion registers the layout op and runs B::q_flip /
+    # B::q_reshape there (src/ops/qtensor.rs:156-307)
+    stream_panics=frozenset({
+        "cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32", "cubecl.native_packing",
+        "cubecl.native_sub_byte", "cubecl.packed_last_dim", "cubecl.tiling_rank", "cubecl.reduce_empty",
+        "cubecl.scale_bindings", "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip",
+        "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block", "cubecl.reshape_split_block",
+        "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim", "cubecl.reshape_recompute_sub_byte",
+        "cubecl.reshape_recompute_block"}),
     # burn-cubecl-fusion src/engine/codegen/ir.rs from_quant_scheme (0.22.1 :921-957, 0.23.0-pre.1 :941-965)
     fused_read="cubecl_fusion",
     fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation
@@ -423,7 +419,7 @@ EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/wgpu": Evidence(
         "suite_passing", "qconform-burn-pre3-wgpu",
         "1663 vectors: 1298 passed, 365 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
-        "--exact-burn); built in `make burn-all`, not in CI, since",
+        "--exact-burn); since then built in `make burn-all`, not in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
                  "0 diverging of 100,000: not 20,000 cases per op"),
@@ -431,7 +427,7 @@ EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
         "1663 vectors: 1375 passed, 288 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
-        "--exact-burn); built in `make burn-all`, not in CI, since",
+        "--exact-burn); since then built in `make burn-all`, not in CI",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
                  "10,000 cases of the mixed default stream: still finds qlayout divergences"),
         "docs/fuzzing.md, burn-wgpu (qconform-burn-pre3-vulkan); docs/findings.md"),

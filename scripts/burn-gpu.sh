@@ -2,7 +2,8 @@
 # burn's real GPU kernels under test on Mesa's lavapipe: builds the burn-wgpu harness binaries
 # (by default CI's: adapters/burn/build.sh gpu-0.22.1 gpu-0.23.0-pre.1-fused, 0.22.1's WGSL and SPIR-V and 0.23.0-pre.1's
 # default-feature WGSL build) and runs the whole golden suite through each, judged against the profile each binary
-# claims (burn-<release>/wgpu, .../vulkan, .../wgpu-fused) or the one given, with exact messages. `make test` runs the same binaries through scripts/burn-conformance.sh (suite and fuzzing).
+# claims (burn-<release>/wgpu, .../vulkan, .../wgpu-fused) or the one given, with exact messages. `make test` runs the
+# same binaries through scripts/burn-conformance.sh (suite and fuzzing).
 # Reports land in out/burn-gpu/<binary>.json. Exit status 1 when any vector diverges.
 #
 #   scripts/burn-gpu.sh                                  # CI's GPU builds, each against its own profile
