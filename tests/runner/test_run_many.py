@@ -143,3 +143,46 @@ def test_the_resend_after_exit_75_is_bounded_and_kept_apart_in_a_batch(suite_dir
     # is sent again, not blamed
     assert [bool(o.note) and "sent again" in o.note for o in outcomes] == [False, True, False, False, True, False]
     assert counts()["request"] == 7
+
+
+
+ONE_REPLY_THEN_EXIT = """
+import os, sys, time
+from conformance import protocol
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+def read():
+    return protocol.decode_message(stdin.read(protocol.frame_length(stdin.read(4))))
+def send(meta):
+    stdout.write(protocol.frame(protocol.encode_message(meta, None)))
+    stdout.flush()
+read()
+send({"type": "hello", "protocol": 1, "name": "one-reply", "version": "1", "profile": "burn-0.22.1/flex"})
+meta, _ = read()
+os.close(0)  # no more requests: the parent's next write fails before this reply is even written
+time.sleep(0.3)
+send({"type": "error", "id": meta["id"], "error": {"message": "no", "code": "x.y"}})
+os._exit(3)
+"""
+
+
+def test_a_child_that_exits_while_the_batch_is_still_being_written_is_blamed_for_the_request_it_did_not_answer(
+        tmp_path):
+    """The child reads its first request, closes its stdin while the parent is still writing the batch (each
+    request is larger than a pipe holds), answers, and exits: the write fails, but the first reply comes. The
+    fault lands on the second request; the first keeps its reply (the parent blamed the first when a write failed
+    before its read: a crash mid-batch did so about one run in six under load)."""
+    import shlex
+    import sys
+
+    import numpy as np
+    (tmp_path / "child.py").write_text(ONE_REPLY_THEN_EXIT)
+    x = np.zeros((256, 256), np.float32)  # 256 KiB per request
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": "F32", "block": None}
+    requests = [("quantize_dynamic", {"scheme": scheme}, {"x": x}) for _ in range(3)]
+    b = open_backend("subprocess:" + shlex.join([sys.executable, str(tmp_path / "child.py")]), timeout=120)
+    try:
+        outcomes = b.run_many(requests)
+    finally:
+        b.close()
+    kinds = [o.kind if isinstance(o, Fault) else type(o).__name__ for o in outcomes]
+    assert kinds == ["Error", "crashed", "Error"], [getattr(o, "detail", o) for o in outcomes]
