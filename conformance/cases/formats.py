@@ -232,10 +232,44 @@ def dynamic_cases(fmt: Format) -> list:
         _qd(fmt, "bf16-input", small.astype(ml_dtypes.bfloat16), "bf16 weights: the dynamic scale is "
             "computed in bf16"),
     ]
+    if fmt.block is not None and fmt.tensor_dtype is not None:
+        out += global_rounding_cases(fmt)
     if len(fmt.stores) > 1:
         x = weights("normal", SMALL, rng(f"{base}/store"))
         out.append(_qd(fmt, f"store-{fmt.stores[1].lower()}", x, f"the format stored {fmt.stores[1]}",
                        store=fmt.stores[1]))
+    return out
+
+
+def global_rounding_tensor(fmt: Format, dist: str, shape, alias: str) -> np.ndarray:
+    """Weights whose largest ``|x|`` (``a``) is moved up, one f32 step at a time, to the first value at which the
+    two-level global burn computes, ``f32(f32(2a / span) / M)`` (§3.1: the block scale first, then the block
+    dtype's top ``M``), differs from both one-step shortcuts a port writes, ``f32(a / (h · M))`` and
+    ``f32(a · f32(1 / (h · M)))`` (``h`` half the code span): about one tensor in six is such a tensor."""
+    x = weights(dist, shape, rng(alias))
+    h = np.float32(fmt.value.range()[1])
+    top = np.float32(fmt.scheme(shape).scale_dtype().max_representable())
+    where = np.unravel_index(np.argmax(np.abs(x)), shape)
+    a = np.abs(x[where])
+    while True:
+        burn = np.float32(np.float32(np.float32(2) * a / (2 * h)) / top)
+        if burn != np.float32(a / (h * top)) and burn != np.float32(a * (np.float32(1) / (h * top))):
+            break
+        a = np.nextafter(a, np.float32(np.inf))
+    x[where] = np.copysign(a, x[where])
+    return x
+
+
+def global_rounding_cases(fmt: Format) -> list:
+    """A two-level format's global, on weights whose amax the shortcuts round differently (see above)."""
+    out = []
+    for dist, shape in zip(("normal", "student-t", "outliers", "laplace"), SHAPES):
+        name = f"global-rounding-{dist}-{shape[0]}x{shape[1]}"
+        x = global_rounding_tensor(fmt, dist, shape, f"{slug(fmt)}/{name}")
+        out.append(_qd(fmt, name, x, f"{dist} weights whose amax a gives a global f32(f32(2a / span) / M) one f32 "
+                                     "step from a / (h · M) in one division and from a times its reciprocal: the "
+                                     "order of the global's divisions decides its bits", spec=("§3.1",),
+                       tags=WEIGHT_LIKE))
     return out
 
 
