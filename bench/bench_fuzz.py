@@ -127,6 +127,9 @@ def _format_specs(args, found) -> dict:
     if args.format == "q8_0":
         from examples.q8_0_backend import Backend as Q8_0
         rows["examples/q8_0_backend.py, in process"] = lambda: PythonBackend(Q8_0())
+    if args.format == "nvfp4":
+        from examples.nvfp4_backend import Backend as NVFP4
+        rows["examples/nvfp4_backend.py, in process"] = lambda: PythonBackend(NVFP4())
     rows.update({f"{b} --format {args.format} (subprocess)": f"subprocess:{args.binaries / b}" for b in found})
     return rows
 

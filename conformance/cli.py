@@ -94,10 +94,15 @@ def _main(argv: list[str] | None) -> int:
     which.add_argument("--profile", help="this profile's expectation (default: the suite's default profile, the "
                                          "one a backend claiming none is judged against)")
     which.add_argument("--all-profiles", action="store_true", help="the expectation of every profile")
+    which.add_argument("--backend", metavar="SPEC", help="the expectation of the profile this backend claims (the "
+                                                         "one `run --backend SPEC` judges it against)")
+    p.add_argument("--hello-timeout", type=seconds, default=60.0, help="with --backend: handshake timeout")
 
     p = sub.add_parser("list", help="the vectors that apply to a backend, and why the others do not")
     _backend_args(p)
     p.add_argument("--hello-timeout", type=seconds, default=60.0, help="handshake timeout of a subprocess backend")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also list each not-applicable vector under its reason (default: the reasons, counted)")
 
     p = sub.add_parser("repro", help="write a one-vector suite and the command that reproduces a failure")
     p.add_argument("vector", metavar="ID_OR_ALIAS")
@@ -466,7 +471,17 @@ def cmd_explain(args) -> int:
     if args.profile and args.profile not in suite.profiles:
         print(f"unknown profile {args.profile!r}: suite {suite.name} has {', '.join(suite.profiles)}", file=sys.stderr)
         return 2
-    profiles = None if args.all_profiles else [args.profile or suite.default_profile]  # the runner's default too
+    profile = args.profile
+    if args.backend:
+        from .runner import Runner, RunnerError
+        try:
+            runner = Runner(suite, args.backend, hello_timeout=args.hello_timeout).start()
+        except RunnerError as e:
+            print(safe(e), file=sys.stderr)
+            return 3
+        profile = runner.profile
+        runner.close()
+    profiles = None if args.all_profiles else [profile or suite.default_profile]  # the runner's default too
     print(explain_text(vector, profiles))
     return 0
 
@@ -494,9 +509,14 @@ def cmd_list(args) -> int:
     if excluded:
         print(f"\nnot applicable: {sum(map(len, excluded.values()))} vectors, outside the declared capabilities "
               "(or validation only, for a backend that does not validate)")
-        for why, aliases in excluded.items():
-            print(f"  {one_line(why)} ({len(aliases)}):")
-            print("\n".join(f"    {alias}" for alias in aliases))
+        for why, aliases in sorted(excluded.items(), key=lambda item: -len(item[1])):
+            if args.verbose:
+                print(f"  {one_line(why)} ({len(aliases)}):")
+                print("\n".join(f"    {alias}" for alias in aliases))
+            else:
+                print(f"  {len(aliases):>5}  {one_line(why)}")
+        if not args.verbose:
+            print("(-v lists them)")
     return 0
 
 

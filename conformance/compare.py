@@ -130,7 +130,7 @@ def _judge_burn(vector, profile: str, outcome: Outcome, strict_messages: bool, c
         how = " (inferred from the message)" if actual["code_inferred"] else ""
         v.message = f"{head()}\n  expected outputs, backend raised {actual['code']}{how}: {outcome.message}"
         return v
-    diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector, exp.stages.scaled)
+    diffs = diff_results(expected_outcome(exp), outcome, exp.compare, vector, exp.stages.scaled, profile=profile)
     if not diffs:
         v.status = PASSED
         return v
@@ -207,16 +207,18 @@ def same_outcome(want: Outcome, got: Outcome, contract: dict, vector=None) -> bo
     return False
 
 
-def diff_results(want: Result, got: Result, contract: dict, vector=None, scaled: np.ndarray | None = None) -> list[dict]:
+def diff_results(want: Result, got: Result, contract: dict, vector=None, scaled: np.ndarray | None = None, *,
+                 profile: str | None = None) -> list[dict]:
     """Every way the result ``got`` differs from ``want`` under the comparison ``contract``; an empty list means
-    it conforms. ``scaled`` (the expectation's x/s stage) is shown next to differing elements it lines up with."""
+    it conforms. ``scaled`` (the expectation's x/s stage) is shown next to differing elements it lines up with;
+    ``profile`` (the judged one) says how its codes read."""
     diffs = []
     for name, expected in want.outputs.items():
         actual = got.outputs.get(name)
         if actual is None:
             diffs.append({"output": name, "problem": "missing", "text": f"output {name!r} is missing"})
             continue
-        d = diff_tensor(name, expected, actual, contract.get(name), vector, scaled)
+        d = diff_tensor(name, expected, actual, contract.get(name), vector, scaled, profile)
         if d:
             diffs.append(d)
     for name in sorted(set(got.outputs) - set(want.outputs)):
@@ -244,7 +246,7 @@ def _shape_dtype(a: np.ndarray) -> str:
 
 
 def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | None, vector,
-                scaled: np.ndarray | None = None) -> dict | None:
+                scaled: np.ndarray | None = None, profile: str | None = None) -> dict | None:
     """The differences of one output, or None. ``scaled`` is the vector's ``x/s`` intermediate (the divided
     values before rounding), shown next to each differing element when it lines up with the output."""
     if tensorio.dtype_name(got) != tensorio.dtype_name(want) or got.shape != want.shape:
@@ -260,7 +262,7 @@ def diff_tensor(name: str, want: np.ndarray, got: np.ndarray, contract: dict | N
         bad &= ~(np.isnan(want) & np.isnan(got))  # any NaN equals any NaN
     if not bad.any():
         return None
-    return _element_report(name, want, got, bad, vector, "exact", scaled)
+    return _element_report(name, want, got, bad, vector, "exact", scaled, profile)
 
 
 def _diff_allclose(name, want, got, contract, vector) -> dict | None:
@@ -276,8 +278,12 @@ def _diff_allclose(name, want, got, contract, vector) -> dict | None:
     return d
 
 
-def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndarray | None = None) -> dict:
-    code_kind = _code_kind(name, want, vector)
+def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndarray | None = None,
+                    profile: str | None = None) -> dict:
+    code_kind = actual_kind = _code_kind(name, want, vector)
+    integer = code_kind is not None and _integer_minifloats(profile)
+    if integer:  # burn's codes are integers there: the minifloat bit fields would misname them (not a port's)
+        code_kind = None
     dist = distances(want[bad], got[bad], code_kind)
     hist = Counter(dist)
     where = np.argwhere(bad)[:FIRST]
@@ -285,7 +291,7 @@ def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndar
     rows = []
     for idx in map(tuple, where):
         row = {"index": list(map(int, idx)), "expected": _element(want[idx], code_kind),
-               "actual": _element(got[idx], code_kind), "distance": _dist_one(want[idx], got[idx], code_kind)}
+               "actual": _element(got[idx], actual_kind), "distance": _dist_one(want[idx], got[idx], code_kind)}
         if primary is not None:
             row["input"] = _element(primary[1][idx], None) | {"name": primary[0]}
         if scaled is not None and scaled.shape == want.shape:
@@ -295,6 +301,9 @@ def _element_report(name, want, got, bad, vector, contract: str, scaled: np.ndar
     unit = "code" if want.dtype.kind in "iu" else "ulp"
     top = ", ".join(f"{k:+d} {unit} x{c}" if isinstance(k, int) else f"{k} x{c}" for k, c in hist.most_common(4))
     text = f"output {name!r}: {n} of {total} elements differ ({tensorio.dtype_name(want)}, {contract}); {top}"
+    if integer:
+        text += (f" ({profile} stores {actual_kind} values as x/s rounded and clamped to an integer, not as the "
+                 "format's codes)")
     steps = scale_steps_text(name, want[bad], got[bad], vector) if unit == "ulp" else ""
     if steps:  # an f32 ulp count says nothing about a scale stored as F16, BF16, UE4M3 or UE8M0
         text += f" (on the scale dtype's grid: {steps})"
@@ -308,6 +317,14 @@ def _code_kind(name: str, want: np.ndarray, vector) -> str | None:
     scheme = scheme_of(vector.params) if vector else None
     value = scheme.value.name if scheme is not None else (vector.params.get("value") if vector else None)
     return value if want.dtype == np.int8 and value in CODE_FIELDS else None
+
+
+def _integer_minifloats(profile: str | None) -> bool:
+    """Whether ``profile`` (an oracle profile) stores a minifloat value's codes as integers (``float_codes``)."""
+    try:
+        return profile is not None and oracle.get_profile(profile).float_codes == "integer"
+    except (KeyError, ValueError):  # a suite's own profile the oracle does not know
+        return False
 
 
 def _primary_input(vector, shape):

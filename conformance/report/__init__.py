@@ -7,6 +7,7 @@ expectations and every verdict. ``qconform report`` re-renders it; nothing else 
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -215,6 +216,14 @@ def count_line(report: dict) -> str:
     return ", ".join(parts) + of
 
 
+def explain_command(report: dict, verdict: dict) -> str:
+    """The ``qconform explain`` line that shows ``verdict``'s vector as this run judged it: its profile (which need
+    not be the default one ``explain`` shows) and, for another suite than the core one, its folder."""
+    suite = report["suite"]
+    where = f" --vectors {shlex.quote(suite['path'])}" if suite.get("name") != "core" and suite.get("path") else ""
+    return f"qconform explain {shlex.quote(verdict['alias'])} --profile {shlex.quote(report['profile'])}{where}"
+
+
 def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: bool = False,
                 verbose: bool = False, rest: str = "see the JSON report") -> str:
     """The run's summary. ``quiet``: a green run is five lines (counts, scope, profile, suite, OK; after the
@@ -232,6 +241,8 @@ def format_text(report: dict, *, cells: bool = True, failures: int = 20, quiet: 
         lines += ["", f"FAILED ({v['kind']}) " + v["message"]]
     if failures and len(bad) > failures:
         lines.append(f"... and {len(bad) - failures} more failures ({rest})")
+    if bad:
+        lines += ["", "one of them in full (inputs, expected outputs, intermediates): " + explain_command(report, bad[0])]
     if not quiet:
         lines += ["", *_tables("op", s["by_op"], verbose)]
         if cells and s["by_cell"]:

@@ -46,7 +46,10 @@ def test_list_says_what_applies_and_why_the_rest_does_not(tmp_path, suite_dir, l
     assert r.stdout.startswith(f"lookup 1, judged against test/a: {len(quantize)} of 6 vectors of suite test apply")
     head, _, rest = r.stdout.partition("not applicable:")
     assert sorted(line.strip() for line in head.splitlines()[1:] if line.strip()) == sorted(quantize)
-    assert "  backend does not declare ops round_up (1):\n    round_up/f16/basic" in rest
+    assert "      1  backend does not declare ops round_up\n" in rest and "round_up/f16/basic" not in rest
+    r = cli("list", "-v", "--backend", "subprocess:" + lookup_cmd("--caps", caps), "--vectors", str(suite_dir),
+            env=env, cwd=tmp_path)
+    assert "  backend does not declare ops round_up (1):\n    round_up/f16/basic" in r.stdout
 
 
 def test_an_empty_selection_says_so(tmp_path, suite_dir, lookup_cmd, env):
