@@ -82,6 +82,30 @@ def check_order_free(terms: np.ndarray, axis: int) -> None:
         raise UndefinedBehaviour("a sum whose order burn does not fix and whose f32 answer depends on it")
 
 
+def check_product_exact(factors: np.ndarray, axis: int) -> None:
+    """A product along ``axis`` whose order burn leaves to the backend (a reduction's tree, a scan's blocking) has one
+    f32 answer in every order when it is exact in every order: every factor finite, the product of the factors'
+    odd significands below ``2^24`` (so every partial product's significand fits f32's), and the exponents of every
+    partial product within f32's normal range (the largest partial is at most the product of the factors above 1,
+    the smallest at least that of the nonzero ones below 1). A zero factor makes any order's product a zero of the
+    signs' parity. Anything else depends on the order: an inf times a zero is NaN in one order and not met in
+    another, a rounded partial product differs by where it rounds."""
+    t = np.abs(np.asarray(factors, dtype=np.float64))
+    if not np.isfinite(t).all():
+        raise UndefinedBehaviour("a product of inf or NaN factors: which NaN it gives, or whether inf meets 0, is the "
+                                 "order's")
+    nonzero = np.where(t == 0, 1.0, t)
+    mantissa, exponent = np.frexp(nonzero)
+    significand = np.ldexp(mantissa, 24)  # an f32's 24-bit significand as an integer
+    trailing = np.log2(significand.astype(np.int64) & -significand.astype(np.int64))
+    odd_bits = np.log2(significand) - trailing
+    logs = np.log2(nonzero)
+    exact = (odd_bits.sum(axis=axis) < 24 - 1e-9) & (np.maximum(logs, 0).sum(axis=axis) < 128 - 1e-9) & \
+        (np.minimum(logs, 0).sum(axis=axis) >= -126)
+    if not np.all(exact):
+        raise UndefinedBehaviour("a product whose order burn does not fix and whose f32 answer depends on it")
+
+
 def check_signed_zeros(x: np.ndarray, axis: int) -> None:
     """+0.0 and -0.0 compare equal, so which of them an unstable sort (or a max) puts where is the backend's
     algorithm's choice; a dequantized tensor never holds -0.0 (code 0 is +0), a float one can (found by fuzzing:
@@ -149,6 +173,22 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
         if op == "mean_dim":  # ndarray's mean_axis and flex's mean_dim divide the f32 sum by the dim's size
             total = total / np.float32(x.shape[d])
         return _keep(x, total, d)
+    if op == "cumsum":  # every prefix sum exact (check_order_free), so the scan's order does not matter
+        d = s["dim"]
+        check_order_free(x, d)
+        first = np.take(x, [0], axis=d)
+        if (np.signbit(first) & (first == 0)).any():
+            raise UndefinedBehaviour("a prefix of one -0.0: a scan that copies its first term keeps -0.0, one that "
+                                     "adds it to a +0.0 accumulator gives +0.0")
+        return np.ascontiguousarray(np.cumsum(x.astype(np.float64), axis=d).astype(np.float32))
+    if op in ("prod", "prod_dim", "cumprod"):
+        d = 0 if op == "prod" else s["dim"]
+        factors = x.ravel() if op == "prod" else x
+        check_product_exact(factors, d)
+        if op == "cumprod":
+            return np.ascontiguousarray(np.cumprod(x.astype(np.float64), axis=d).astype(np.float32))
+        product = np.prod(factors.astype(np.float64), axis=d).astype(np.float32)  # exact: check_product_exact
+        return np.asarray([product], np.float32) if op == "prod" else _keep(x, product, d)
     if op in ("max_dim", "min_dim"):  # the element at the arg index, its bits kept (a NaN's payload too)
         check_signed_zeros(x, s["dim"])
         at = np.expand_dims((np.argmax if op == "max_dim" else np.argmin)(x, axis=s["dim"]), s["dim"])
@@ -183,8 +223,10 @@ ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
     # q_neg, q_add_scalar, q_clamp, q_add/q_sub/q_mul/q_div, q_sum, q_sum_dim, q_mean_dim: dequant_op_flow!
     # (qtensor.rs:56-103), the device's propagation Inhibit; q_argmax/q_argmin (qtensor.rs:949-953, 1038-1042);
     # sqrt, mask_fill and the comparisons: into_float (burn-tensor-0.22.1 src/bridge/ops/float.rs:159-175, 887-935)
+    # q_prod, q_prod_dim, q_cumsum, q_cumprod: dequant_op_flow! too (qtensor.rs:593-608, 648-665)
     **{op: as_float for op in ("neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill",
-                               "sum", "sum_dim", "mean_dim", "argmax", "argmin")},
+                               "sum", "sum_dim", "mean_dim", "argmax", "argmin", "prod", "prod_dim", "cumsum",
+                               "cumprod")},
 }
 
 

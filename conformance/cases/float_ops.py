@@ -42,6 +42,12 @@ STEPS = {
     "sum-dim-1": ([{"op": "sum_dim", "dim": 1}], "q_sum_dim along the blocked dim"),
     "mean-dim-1": ([{"op": "mean_dim", "dim": 1}], "q_mean_dim: the exact sum divided by 8"),
     "mean-dim-0": ([{"op": "mean_dim", "dim": 0}], "q_mean_dim along rows: the exact sum divided by 4"),
+    "prod": ([{"op": "prod"}], "q_prod: a float [1], exact in any multiplication order"),
+    "prod-dim-1": ([{"op": "prod_dim", "dim": 1}], "q_prod_dim along the blocked dim: the dim kept, floats"),
+    "prod-dim-0": ([{"op": "prod_dim", "dim": 0}], "q_prod_dim along rows"),
+    "cumsum-1": ([{"op": "cumsum", "dim": 1}], "q_cumsum along the blocked dim: every prefix sum exact, floats"),
+    "cumsum-0": ([{"op": "cumsum", "dim": 0}], "q_cumsum along rows"),
+    "cumprod-1": ([{"op": "cumprod", "dim": 1}], "q_cumprod: every prefix product exact, floats"),
     "max-dim-1": ([{"op": "max_dim", "dim": 1}], "q_max_dim is q_argmax then q_gather: requantized"),
     "min-dim-0": ([{"op": "min_dim", "dim": 0}], "q_min_dim: q_argmin then q_gather, requantized"),
     "argmax-1": ([{"op": "argmax", "dim": 1}], "Dispatch's q_argmax default dequantizes: indices of the values"),
@@ -69,6 +75,21 @@ def _scales(level: str, r: np.random.Generator) -> tuple[np.ndarray, np.ndarray 
     return (scales, f32([2.0 ** -5])) if level == "two-level" else (scales, None)
 
 
+PRODUCTS = frozenset({"prod", "prod-dim-1", "prod-dim-0", "cumprod-1"})
+"""Families whose answer is a product of many values: small codes and scales near 1 keep it exact and normal."""
+
+
+def _product_parts(level: str, r: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Codes +-1 and +-2, with a few +-3 (the odd significands of the whole tensor's product stay below 2^24), and
+    power-of-two scales from 1/2 to 4 (every partial product of the 32 values stays a normal f32)."""
+    codes = r.choice(np.int8([-2, -1, 1, 2]), size=SHAPE)
+    codes.flat[r.choice(codes.size, size=6, replace=False)] = r.choice(np.int8([-3, 3]), size=6)
+    if level == "tensor":
+        return codes, f32([0.5]), None
+    scales = f32(r.choice([0.5, 1.0, 2.0], size=8))
+    return (codes, f32(scales * 2), f32([0.25])) if level == "two-level" else (codes, scales, None)
+
+
 def _codes(r: np.random.Generator, shape=SHAPE, lo=-40, hi=41, calibrated=False) -> np.ndarray:
     """Distinct codes along every row and column (a random permutation of a range, laid out row-major);
     ``calibrated``: one +-127 in every block of 4, as a freshly quantized tensor has."""
@@ -89,8 +110,12 @@ def family_cases():
         for name, (steps, why) in STEPS.items():
             alias = f"float_ops/q8s/{level}/{name}"
             r = rng(alias)
-            scales, glob = _scales(level, r)
-            out.append(_from_parts(alias, sch, steps, _codes(r, calibrated="self" in str(steps)), scales, glob, why))
+            if name in PRODUCTS:
+                codes, scales, glob = _product_parts(level, r)
+            else:
+                scales, glob = _scales(level, r)
+                codes = _codes(r, calibrated="self" in str(steps))
+            out.append(_from_parts(alias, sch, steps, codes, scales, glob, why))
     for value, codes_of, names, seg in (("E4M3", _fp8_codes, ("argmax-1", "argmin-0", "max-dim-1", "sort-1"), "e4m3"),
                                         ("Q4S", _q4_rows, ("argmax-1", "max-dim-1", "sort-1"), "q4s")):
         for name in names:

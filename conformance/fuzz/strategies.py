@@ -883,7 +883,7 @@ def _dim(d, shape: tuple) -> int:
 
 
 _FLOAT_STEP_DRAWS: dict[str, Callable] = {
-    **{op: (lambda op: lambda d, shape: {"op": op})(op) for op in ("abs", "neg", "sqrt", "sum")},
+    **{op: (lambda op: lambda d, shape: {"op": op})(op) for op in ("abs", "neg", "sqrt", "sum", "prod")},
     "add_scalar": lambda d, shape: {"op": "add_scalar", "value": d.pick([0.5, -1.25, 3.0, 0.0, 2.0**-7])},
     "clamp": lambda d, shape: dict(zip(("op", "min", "max"), ("clamp", *sorted(_dyadics(d, 2))))),
     **{op: (lambda op: lambda d, shape: {"op": op, **({"rhs": "self"} if op != "div" and d.integer(0, 2) == 0
@@ -892,7 +892,7 @@ _FLOAT_STEP_DRAWS: dict[str, Callable] = {
     "mask_fill": lambda d, shape: {"op": "mask_fill", "compare": d.pick(list(float_ops.COMPARISONS)),
                                    "value": _dyadics(d, 1)[0], "fill": _dyadics(d, 1)[0]},
     **{op: (lambda op: lambda d, shape: {"op": op, "dim": _dim(d, shape)})(op)
-       for op in ("sum_dim", "mean_dim", "max_dim", "min_dim", "argmax", "argmin")},
+       for op in ("sum_dim", "mean_dim", "prod_dim", "cumsum", "cumprod", "max_dim", "min_dim", "argmax", "argmin")},
     "sort": lambda d, shape: {"op": "sort", "dim": _dim(d, shape), "descending": bool(d.integer(0, 1))},
     "topk": lambda d, shape: (lambda dim: {"op": "topk", "dim": dim, "k": d.integer(1, shape[dim])})(_dim(d, shape)),
     "stack": lambda d, shape: {"op": "stack", "dim": d.integer(0, len(shape)), "copies": d.integer(1, 3)},
@@ -926,9 +926,9 @@ def _float_shape(shape: tuple, s: dict) -> tuple | None:
         return (*shape[:-1], shape[-1]) if s["rhs"] == "self" else (*shape[:-1], s["shape"][-1])
     if s["op"] == "stack":
         return (*shape[:s["dim"]], s["copies"], *shape[s["dim"]:])
-    if s["op"] == "sum":
+    if s["op"] in ("sum", "prod"):
         return (1,)
-    if s["op"] in ("sum_dim", "mean_dim", "max_dim", "min_dim", "argmax", "argmin"):
+    if s["op"] in ("sum_dim", "mean_dim", "prod_dim", "max_dim", "min_dim", "argmax", "argmin"):
         return tuple(1 if i == s["dim"] else n for i, n in enumerate(shape))
     if s["op"] == "topk":
         return tuple(s["k"] if i == s["dim"] else n for i, n in enumerate(shape))

@@ -50,7 +50,9 @@ def test_oracle_passes(profile):
     f = engine.Fuzzer(f"oracle:{profile}", seed=11)
     report = f.run(cases=300, shrink=False, log=lambda m: None)
     f.close()
-    assert not report.divergences and report.statuses.get("passed") == 300
+    # a case whose answer is the backend's order (a product or sum that rounds) is skipped as undefined, not judged
+    assert not report.divergences and set(report.statuses) <= {"passed", "undefined behaviour (skipped)"}
+    assert report.statuses.get("passed", 0) >= 290, report.statuses
 
 
 @pytest.mark.parametrize("name", sorted(n for n, m in MUTANTS.items() if not set(m.ops) & set(PENDING)))

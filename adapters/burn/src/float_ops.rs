@@ -125,6 +125,19 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             let d = usize_of(step, "dim")?;
             Ok(same_rank!(t, x, D => x.mean_dim(d)))
         }
+        "prod" => Ok(Dyn::R1(any_rank!(t, x => x.prod()))),
+        "prod_dim" => {
+            let d = usize_of(step, "dim")?;
+            Ok(same_rank!(t, x, D => x.prod_dim(d)))
+        }
+        "cumsum" => {
+            let d = usize_of(step, "dim")?;
+            Ok(same_rank!(t, x, D => x.cumsum(d)))
+        }
+        "cumprod" => {
+            let d = usize_of(step, "dim")?;
+            Ok(same_rank!(t, x, D => x.cumprod(d)))
+        }
         "max_dim" => {
             let d = usize_of(step, "dim")?;
             Ok(same_rank!(t, x, D => x.max_dim(d)))
