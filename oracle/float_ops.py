@@ -132,6 +132,21 @@ def total_order_sort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return np.ascontiguousarray(np.flip(out, axis) if descending else out)
 
 
+def total_order_argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """burn's ``float_argsort``: the indices ``sort_unstable_by`` leaves under ``f32::total_cmp`` (the reverse
+    comparison for descending; burn-flex-0.23.0-pre.1 src/ops/sort.rs:84-87, burn-backend-0.22.1
+    src/backend/ops/sort.rs:271-297 for ndarray and, read back to the host, the GPU builds). Where two elements of an
+    axis have the same bits, their indices' order is the unstable sort's algorithm's: undefined."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.int32)
+    ordered = np.sort(bits, axis=axis)
+    if (np.diff(ordered, axis=axis) == 0).any():
+        raise UndefinedBehaviour("equal elements along an argsort's axis: their indices' order is the unstable sort's")
+    key = bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))
+    order = np.argsort(key, axis=axis, kind="stable")
+    return np.ascontiguousarray(np.flip(order, axis) if descending else order)
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -197,6 +212,8 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
         return _keep(x, (np.argmax if op == "argmax" else np.argmin)(x, axis=s["dim"]), s["dim"])
     if op == "sort":
         return total_order_sort(x, s["dim"], bool(s.get("descending")))
+    if op == "argsort":
+        return total_order_argsort(x, s["dim"], bool(s.get("descending"))).astype(np.float32)
     if op == "topk":  # burn-backend's float_topk default: float_sort descending, then the first k
         check_signed_zeros(x, s["dim"])
         return np.ascontiguousarray(np.take(total_order_sort(x, s["dim"], True), np.arange(s["k"]), axis=s["dim"]))
@@ -227,6 +244,8 @@ ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
     **{op: as_float for op in ("neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill",
                                "sum", "sum_dim", "mean_dim", "argmax", "argmin", "prod", "prod_dim", "cumsum",
                                "cumprod")},
+    # q_argsort: dequantize, then the float argsort: an int result (qtensor.rs:1315-1324)
+    "argsort": as_float,
 }
 
 
@@ -318,10 +337,10 @@ def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np
         return None
 
 
-HOST_READS = frozenset({"sort"})
+HOST_READS = frozenset({"sort", "argsort"})
 """Float ops that read the tensor back to the host on the GPU, a flush that meets a deferred upload's panic:
-burn-backend's ``float_sort`` default (``try_read_sync``; burn-cubecl has no sort of its own,
-burn-backend-0.22.1 src/backend/ops/tensor.rs:1809-1823). Measured on 0.22.1 SPIR-V: an oversized E2M1 upload,
+burn-backend's ``float_sort`` and ``float_argsort`` defaults (``try_read_sync``; burn-cubecl has no sort of its own,
+burn-backend-0.22.1 src/backend/ops/tensor.rs:1809-1823, :1878-1890). Measured on 0.22.1 SPIR-V: an oversized E2M1 upload,
 then ``sort`` and a refused reshape, fails with the upload's panic; ``topk`` (a kernel) or ``abs`` then the reshape
 fail with the reshape's."""
 
@@ -369,12 +388,12 @@ def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
     (burn-backend-0.23.0-pre.1 src/backend/ops/qtensor.rs, ``q_max_dim``)."""
     op = s["op"]
     if ghost is None:
-        return [op, "cast"] if op in ("argmax", "argmin") else [op]
+        return [op, "cast"] if op in ("argmax", "argmin", "argsort") else [op]
     if op in ("max_dim", "min_dim"):
         return ["dequantize", "gather", "quantize"]
     fused = op in ELEMENTWISE and fused_read(ghost.scheme, profile) is not None
     out = [f"dequantize+{op}"] if fused else ["dequantize", op]
-    if op in ("argmax", "argmin"):
+    if op in ("argmax", "argmin", "argsort"):
         out.append("cast")
     if ROUTES.get(op) is requantized:
         out.append("quantize")

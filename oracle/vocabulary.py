@@ -23,7 +23,7 @@ LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice",
 """The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
 FLOAT_STEPS = ("abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill", "sum",
                "sum_dim", "mean_dim", "prod", "prod_dim", "cumsum", "cumprod", "max_dim", "min_dim", "argmax",
-               "argmin", "sort", "topk", "stack")
+               "argmin", "argsort", "sort", "topk", "stack")
 """The float ops a ``float_ops`` step may name besides the layout steps (docs/ops.md, "Float-op steps")."""
 
 SCALE_OPS = ("round_up", "encode_scales", "decode_scales")

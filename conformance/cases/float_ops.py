@@ -52,6 +52,9 @@ STEPS = {
     "min-dim-0": ([{"op": "min_dim", "dim": 0}], "q_min_dim: q_argmin then q_gather, requantized"),
     "argmax-1": ([{"op": "argmax", "dim": 1}], "Dispatch's q_argmax default dequantizes: indices of the values"),
     "argmin-0": ([{"op": "argmin", "dim": 0}], "q_argmin along rows: indices of the values, not of the codes"),
+    "argsort-1": ([{"op": "argsort", "dim": 1}], "q_argsort dequantizes, then float_argsort: int indices of the "
+                                                 "values (distinct along each row)"),
+    "argsort-desc-0": ([{"op": "argsort", "dim": 0, "descending": True}], "argsort_descending along rows"),
     "sort-1": ([{"op": "sort", "dim": 1}], "q_sort is dequant_op_quant!: sorted values requantized"),
     "sort-desc-0": ([{"op": "sort", "dim": 0, "descending": True}], "sort_descending along rows"),
     "topk-3": ([{"op": "topk", "dim": 1, "k": 3}], "q_topk: the 3 largest of each row, requantized"),

@@ -893,7 +893,8 @@ _FLOAT_STEP_DRAWS: dict[str, Callable] = {
                                    "value": _dyadics(d, 1)[0], "fill": _dyadics(d, 1)[0]},
     **{op: (lambda op: lambda d, shape: {"op": op, "dim": _dim(d, shape)})(op)
        for op in ("sum_dim", "mean_dim", "prod_dim", "cumsum", "cumprod", "max_dim", "min_dim", "argmax", "argmin")},
-    "sort": lambda d, shape: {"op": "sort", "dim": _dim(d, shape), "descending": bool(d.integer(0, 1))},
+    **{op: (lambda op: lambda d, shape: {"op": op, "dim": _dim(d, shape), "descending": bool(d.integer(0, 1))})(op)
+       for op in ("sort", "argsort")},
     "topk": lambda d, shape: (lambda dim: {"op": "topk", "dim": dim, "k": d.integer(1, shape[dim])})(_dim(d, shape)),
     "stack": lambda d, shape: {"op": "stack", "dim": d.integer(0, len(shape)), "copies": d.integer(1, 3)},
     "matmul": _float_matmul_step,

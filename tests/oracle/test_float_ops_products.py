@@ -52,3 +52,12 @@ def test_a_scan_whose_first_term_is_negative_zero_is_undefined():
     with pytest.raises(UndefinedBehaviour):
         compute(np.float32([[-0.0, 1.0]]), {"op": "cumsum", "dim": 1})
     assert bits(compute(np.float32([[1.0, -0.0]]), {"op": "cumsum", "dim": 1})) == bits([1.0, 1.0])
+
+
+def test_argsort_is_the_total_order_and_equal_elements_leave_it_undefined():
+    x = np.float32([[0.5, -0.0, 0.0, -2.0]])
+    assert compute(x, {"op": "argsort", "dim": 1}).tolist() == [[3, 1, 2, 0]]  # -0.0 before +0.0 (total_cmp)
+    assert compute(x, {"op": "argsort", "dim": 1, "descending": True}).tolist() == [[0, 2, 1, 3]]
+    assert compute(x, {"op": "argsort", "dim": 0}).tolist() == [[0, 0, 0, 0]]
+    with pytest.raises(UndefinedBehaviour):
+        compute(np.float32([[1.0, 2.0, 1.0]]), {"op": "argsort", "dim": 1})

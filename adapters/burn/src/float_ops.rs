@@ -155,6 +155,12 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             let d = usize_of(step, "dim")?;
             Ok(same_rank!(t, x, D => x.argmin(d).float()))
         }
+        // indices as floats, like argmax's
+        "argsort" => {
+            let d = usize_of(step, "dim")?;
+            let descending = step.get("descending").and_then(Value::as_bool).unwrap_or(false);
+            Ok(same_rank!(t, x, D => if descending { x.argsort_descending(d).float() } else { x.argsort(d).float() }))
+        }
         "sort" => {
             let d = usize_of(step, "dim")?;
             let descending = step.get("descending").and_then(Value::as_bool).unwrap_or(false);
