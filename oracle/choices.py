@@ -185,9 +185,9 @@ TENSOR_EXTREMUM = Choice(
     last="ndarray's float_min/float_max fold `if a < b {a} else {b}`: of equal values (+0, -0) the later stays",
     first="flex's select_float_extremum keeps the current value unless the candidate is strictly better: of "
           "equal values the first stays",
-    unpinned="a GPU reduction tree: which of +0/-0 wins depends on the tree (on lavapipe neither the first nor the "
-             "last, per tensor and per block); the oracle picks the first and the vectors compare min/max as numbers "
-             "(zero tolerance)",
+    unpinned="a GPU reduction tree or SIMD lanes: which of +0/-0 wins depends on the tree (on lavapipe neither the "
+             "first nor the last, per tensor and per block) or on the lanes (burn-flex 0.23's default build); the "
+             "oracle picks the first and the vectors compare min/max as numbers (zero tolerance)",
 )
 MEAN_SUMMATION = Choice(
     "mean_summation",

@@ -156,6 +156,9 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
     reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
+    # burn's default features (simd): the whole tensor's min/max of +0.0 and -0.0 is its SIMD lanes' pick, not the
+    # first zero (20 of 20,000 compute_range cases on the default build, seed 20261206; docs/findings.md)
+    tensor_extremum="unpinned",
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
@@ -455,7 +458,9 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.23.0-pre.1/flex": Evidence(
         "proven", "qconform-burn-0_23_0_pre_1-flex", _SUITE, _campaign_2026_12_01("qconform-burn-0_23_0_pre_1-flex", "every case of every op judged (the earlier qlayout run at 0de8aa6 found 1 divergence, an inf input's GEMM, since modelled)"),
-        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
+        "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests; burn's "
+        "default-feature build (simd, multi-threads) too: the suite and 20,000 cases of every default op, seed 20261206 "
+        "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
         "669 vectors: 643 passed, 26 not applicable, 0 diverging (2026-11-30, --strict-messages); on the 1,321-vector "
