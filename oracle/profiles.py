@@ -473,7 +473,11 @@ EVIDENCE: dict[str, Evidence] = {
         "suite_passing", "qconform-burn-0_22_1-vulkan",
         "669 vectors: 629 passed, 40 not applicable, 0 diverging (2026-11-30, --strict-messages)",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
-                 "the CI's 3,000 cases of the mixed default stream; no larger run"),
+                 "the CI's 3,000 cases of the mixed default stream; no larger run",
+                 then=(Campaign(20261205, 3_000, ("float_ops",), "2026-12-02", "qconform-burn-0_22_1-vulkan", "ffe7e67",
+                                2, "2,043 judged, 554 undefined (skipped), 401 not applicable; 2 classes in the layout "
+                                   "steps before the float ops, not modelled (docs/findings.md, \"Products, scans and "
+                                   "argsort on 0.22.1 SPIR-V\")"),)),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",

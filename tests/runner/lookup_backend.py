@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from conformance import protocol
-from conformance.protocol import BackendError, Error, Result
+from conformance.protocol import BackendError, Error, Fault, Result
 from conformance.vectors import load_suite, vector_id
 
 
@@ -87,7 +87,15 @@ class OracleAnswers:
         return None, self.faults.get("*")
 
     def reply(self, rid, v, fault, meta, tensors):
-        return protocol.reply_message(rid, self.oracle.run(meta["op"], meta["params"], tensors))
+        return protocol.reply_message(rid, self.answer(self.oracle.run(meta["op"], meta["params"], tensors)))
+
+    @staticmethod
+    def answer(outcome):
+        """The oracle's outcome, or, where burn's answer is undefined (the oracle has none), an error as a backend
+        that computed something else might give: the fuzzer skips such a case whatever the reply."""
+        if isinstance(outcome, Fault) and outcome.kind == "undefined behaviour":
+            return Error("lookup.undefined", f"undefined: {outcome.detail}")
+        return outcome
 
 
     def run(self, op, params, inputs):
@@ -95,7 +103,7 @@ class OracleAnswers:
         (SIGKILL, as an OOM killer would) at the N-th request of the run."""
         if tick("request") == int(os.environ.get("QC_TEST_KILL_AT", "0")):
             os.kill(os.getpid(), signal.SIGKILL)
-        outcome = self.oracle.run(op, params, inputs)
+        outcome = self.answer(self.oracle.run(op, params, inputs))
         if isinstance(outcome, Error):
             raise BackendError(outcome.code, outcome.message)
         if not isinstance(outcome, Result):
