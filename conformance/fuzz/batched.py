@@ -6,7 +6,10 @@ the oracle itself (``generate.expect``), on one tensor made of all their blocks,
 
 It applies where that is the same arithmetic block by block: ``quantize_dynamic``, ``quantize`` and
 ``dequantize`` of a one-level scheme whose blocks are 1-D along the last dim (``B`` long), on a CPU kernel
-profile, for a non-empty tensor with (``quantize``, ``dequantize``) exactly one scale per block. Such a tensor
+profile, for a non-empty tensor with (``quantize``, ``dequantize``) exactly one scale per block; and ``quantize``
+and ``dequantize`` of such a two-level scheme whose one-element global the group shares (the same bits): given the
+global, every block's effective scale ``f32(global * s)`` is its own (``quantize_dynamic`` computes its global from
+the whole tensor, so it is never stacked). Such a tensor
 viewed as rows (``(rows, L)``: ``L = B`` when its last dim is a whole number of blocks, else ``L`` = the last dim,
 partial block included) has the same blocks in the same order, so every stage of every block is computed from
 the same values by the same steps; the stacked rows of a group (same op, params, ``L`` and dtypes) are one such
@@ -36,22 +39,27 @@ from ..protocol import Result
 OPS = ("quantize_dynamic", "quantize", "dequantize")
 _MAIN = {"quantize_dynamic": "x", "quantize": "x", "dequantize": "codes"}
 _ALLOWED_INPUTS = {"quantize_dynamic": {"x"}, "quantize": {"x", "scales"}, "dequantize": {"codes", "scales"}}
+_SHARED = "global"  # a two-level case's input that a stacked group shares rather than concatenates
 
 
 def stack_rows(case, profile: str) -> tuple[int, int] | None:
     """``(B, L)`` when ``case`` can be evaluated stacked with others of its scheme, else None: its blocks are
     ``B`` long along the last dim, and its tensor is stacked as rows of ``L`` elements (one block when the last
     dim is a whole number of blocks, else the whole last dim, partial block included)."""
-    if case.op not in OPS or set(case.inputs) != _ALLOWED_INPUTS[case.op] or "scheme" not in case.params:
-        return None
-    if get_profile(profile).kernel != "cpu":
+    if case.op not in OPS or "scheme" not in case.params or get_profile(profile).kernel != "cpu":
         return None
     try:
         scheme = QuantScheme.from_json(case.params["scheme"])
     except ValueError:
         return None
     size = scheme.block_size()
-    if size is None or len(size.dims) != 1 or size.dims[0] < 2 or scheme.num_levels() != 1:
+    if size is None or len(size.dims) != 1 or size.dims[0] < 2:
+        return None
+    if scheme.num_levels() == 1:
+        if set(case.inputs) != _ALLOWED_INPUTS[case.op]:
+            return None
+    elif case.op == "quantize_dynamic" or set(case.inputs) != _ALLOWED_INPUTS[case.op] | {_SHARED} or \
+            case.inputs[_SHARED].size != 1:
         return None
     b = size.dims[0]
     main = case.inputs[_MAIN[case.op]]
@@ -64,9 +72,12 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
 
 
 def group_key(case, b: int, row: int) -> tuple:
-    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes."""
+    """Cases that may share one stacked run: same op, params (scheme included), row length and input dtypes, and
+    for a two-level scheme the same global (its bits and shape)."""
     dtypes = tuple((k, case.inputs[k].dtype) for k in sorted(case.inputs))  # a dtype (its .str is made per call)
-    return case.op, b, row, params_key(case.params), dtypes
+    shared = case.inputs.get(_SHARED)
+    glob = None if shared is None else (shared.shape, shared.tobytes())
+    return case.op, b, row, params_key(case.params), dtypes, glob
 
 
 
@@ -102,7 +113,7 @@ def _batched(cases: list, profile: str, answer, with_stages: bool) -> list:
         shape = stack_rows(case, profile)
         if shape is not None:
             groups.setdefault(group_key(case, *shape), []).append(i)
-    for (op, b, row, _, _), members in groups.items():
+    for (op, b, row, *_), members in groups.items():
         if len(members) < 2:
             continue
         split = _stacked([cases[i] for i in members], op, b, row, profile, with_stages)
@@ -119,6 +130,8 @@ def _stacked(group: list, op: str, b: int, row: int, profile: str, with_stages: 
     inputs = {main: np.concatenate([c.inputs[main].reshape(-1, row) for c in group])}
     if "scales" in group[0].inputs:
         inputs["scales"] = np.concatenate([c.inputs["scales"].reshape(-1) for c in group])
+    if _SHARED in group[0].inputs:
+        inputs[_SHARED] = group[0].inputs[_SHARED]
     whole = _run(Case(f"{op}/fuzz/batch", op, group[0].params, inputs, reason="fuzz"), profile, with_stages)
     if whole is None or "outputs" not in whole or whole["values"]:
         return None  # a panic or undefined behaviour: each case's own run says which, with its own message
@@ -169,6 +182,8 @@ class Rows:
             return np.ascontiguousarray(a[lo:hi].reshape(shape[:-1] + (-1,)))
         if a.ndim == 1 and a.shape[0] == self.count * self.blocks:
             return a[lo * self.blocks:hi * self.blocks].copy()
+        if a.ndim == 1 and a.shape[0] == 1 and self.count * self.blocks != 1:  # the shared global, the same for each
+            return a.copy()
         return None
 
 

@@ -46,6 +46,7 @@ def _as_case(case):
 @pytest.mark.parametrize("profile", CPU_PROFILES)
 def test_batched_expectations_are_the_per_case_oracles(profile):
     batched_per_op: dict[str, int] = {}
+    two_level: dict[str, int] = {}
     for name in FORMATS:
         scope = scope_of(PythonBackend(FormatBackend(name)).hello.capabilities, (name,), None)
         cases = [draw_case(RandomDraw(f"20:{name}:{i}"), profile, None, scope) for i in range(CASES)]
@@ -61,9 +62,17 @@ def test_batched_expectations_are_the_per_case_oracles(profile):
                 assert "outputs" in want, f"{name} {case.describe()}: batched gave data, the case alone {want}"
                 assert _answer_bits(got) == _answer_bits(want), f"{name} under {profile}: {case.describe()}"
                 batched_per_op[case.op] = batched_per_op.get(case.op, 0) + 1
-    # the comparison is only as good as what it compared: every op went through stacked runs, many times
+                if "global" in case.inputs:
+                    two_level[case.op] = two_level.get(case.op, 0) + 1
+    # the comparison is only as good as what it compared: every op went through stacked runs, many times, and a
+    # two-level format's quantize and dequantize through runs that share one global
     assert set(batched_per_op) == set(batched.OPS), batched_per_op
     assert min(batched_per_op.values()) >= 3, batched_per_op
+    # (burn-ndarray refuses E2M1, NVFP4's value, and burn-flex loads a PackedU32 E2M1 tensor from bytes only from
+    # 0.23.0-pre.1 on: every such case panics, and a panicking group is left to each case)
+    flex = get_profile(profile).backend == "flex"
+    assert two_level.get("quantize", 0) >= (3 if flex else 0), two_level
+    assert two_level.get("dequantize", 0) >= (3 if profile == "burn-0.23.0-pre.1/flex" else 0), two_level
 
 
 def test_a_group_whose_stacked_run_panics_is_left_to_each_case():
