@@ -44,7 +44,8 @@ from .vocabulary import FLOAT_STEPS
 
 COMPARISONS = {"greater_elem": np.greater, "greater_equal_elem": np.greater_equal, "lower_elem": np.less,
                "lower_equal_elem": np.less_equal, "equal_elem": np.equal}
-"""``mask_fill``'s ``compare``: the ``Tensor`` comparison with a scalar that builds the mask."""
+"""The ``Tensor`` comparisons with a scalar: steps of their own (a Bool result read as floats) and the ``compare``
+that builds ``mask_fill``'s and ``mask_where``'s mask."""
 
 VALUE_KEEPING = frozenset({"abs", "sort", "topk", "max_dim", "min_dim", "stack"})
 """Float ops whose every result element is an element of the input or its magnitude, exact in f32: after them (and
@@ -173,11 +174,14 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
     if op in _BINARY:
         with np.errstate(all="ignore"):
             return _BINARY[op](x, other_side(s, x)).astype(np.float32)
-    if op == "mask_fill":
+    if op in ("mask_fill", "mask_where"):
         if s.get("compare") not in COMPARISONS:
             raise ValueError(f"step {s}: \"compare\" must be one of {', '.join(COMPARISONS)}")
         mask = COMPARISONS[s["compare"]](x, np.float32(s["value"]))
-        return np.where(mask, np.float32(s["fill"]), x).astype(np.float32)
+        source = np.float32(s["fill"]) if op == "mask_fill" else np.broadcast_to(other_side(s, x), x.shape)
+        return np.ascontiguousarray(np.where(mask, source, x).astype(np.float32))
+    if op in COMPARISONS:  # a Bool tensor read through Tensor::float: 1.0 or 0.0 (a NaN compares false)
+        return COMPARISONS[op](x, np.float32(s["value"])).astype(np.float32)
     if op == "sum":
         check_order_free(x.ravel(), 0)
         return np.asarray([x.astype(np.float64).sum()], np.float32)
@@ -239,11 +243,12 @@ ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
     "abs": requantized, "sort": requantized, "topk": requantized, "max_dim": requantized, "min_dim": requantized,
     # q_neg, q_add_scalar, q_clamp, q_add/q_sub/q_mul/q_div, q_sum, q_sum_dim, q_mean_dim: dequant_op_flow!
     # (qtensor.rs:56-103), the device's propagation Inhibit; q_argmax/q_argmin (qtensor.rs:949-953, 1038-1042);
-    # sqrt, mask_fill and the comparisons: into_float (burn-tensor-0.22.1 src/bridge/ops/float.rs:159-175, 887-935)
+    # sqrt, mask_fill, mask_where (its source too) and the comparisons: into_float (burn-tensor-0.22.1
+    # src/bridge/ops/float.rs:159-175, 887-935)
     # q_prod, q_prod_dim, q_cumsum, q_cumprod: dequant_op_flow! too (qtensor.rs:593-608, 648-665)
     **{op: as_float for op in ("neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill",
                                "sum", "sum_dim", "mean_dim", "argmax", "argmin", "prod", "prod_dim", "cumsum",
-                               "cumprod")},
+                               "cumprod", "mask_where", *COMPARISONS)},
     # q_argsort: dequantize, then the float argsort: an int result (qtensor.rs:1315-1324)
     "argsort": as_float,
 }
@@ -372,7 +377,8 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
 
 # --- a fused build's stream (Profile.errored_float_ops) ----------------------------------------------------------
 
-ELEMENTWISE = frozenset({"abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill"})
+ELEMENTWISE = frozenset({"abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill",
+                         "mask_where", *COMPARISONS})
 """Float ops burn-cubecl-fusion's elementwise fuser takes into one kernel with the dequantize before them, where it
 reads the scheme itself (``fused_read``): one fused block, one unit of work (burn-fusion-0.23.0-pre.1
 src/stream/execution/scope/base.rs:80-92). A reduction, a sort or a gather runs after a dequantize of its own

@@ -21,7 +21,8 @@ OPS = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q
 LAYOUT_STEPS = ("reshape", "transpose", "swap_dims", "permute", "flip", "slice", "select", "gather", "repeat_dim",
                 "cat", "expand", "mul_scalar", "matmul")
 """The ``Tensor`` calls a ``qlayout`` / ``quantize_view`` step names (docs/ops.md, "Layout steps")."""
-FLOAT_STEPS = ("abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill", "sum",
+FLOAT_STEPS = ("abs", "neg", "sqrt", "add_scalar", "clamp", "add", "sub", "mul", "div", "mask_fill", "mask_where",
+               "greater_elem", "greater_equal_elem", "lower_elem", "lower_equal_elem", "equal_elem", "sum",
                "sum_dim", "mean_dim", "prod", "prod_dim", "cumsum", "cumprod", "max_dim", "min_dim", "argmax",
                "argmin", "argsort", "sort", "topk", "stack")
 """The float ops a ``float_ops`` step may name besides the layout steps (docs/ops.md, "Float-op steps")."""

@@ -37,6 +37,12 @@ STEPS = {
                      "a comparison and mask_fill both dequantize through the bridge"),
     "mask-lower-equal": ([{"op": "mask_fill", "compare": "lower_equal_elem", "value": -0.25, "fill": -9.0}],
                          "lower_equal_elem: the mask of a quantized tensor, the fill a float result"),
+    "mask-where-float": ([{"op": "mask_where", "compare": "greater_elem", "value": 0.0, "rhs": [v * 2 for v in _ROW * 4],
+                           "shape": [4, 8]}],
+                         "mask_where: the tensor and its source both through the bridge's into_float, floats"),
+    "greater-elem": ([{"op": "greater_elem", "value": 0.0}], "a comparison of a quantized tensor: a Bool, read as "
+                                                             "floats (Tensor::float)"),
+    "lower-equal-elem": ([{"op": "lower_equal_elem", "value": -0.125}], "lower_equal_elem: 1.0 where it holds"),
     "sum": ([{"op": "sum"}], "q_sum: a float [1], exact in any summation order"),
     "sum-dim-0": ([{"op": "sum_dim", "dim": 0}], "q_sum_dim along rows: the dim kept, floats"),
     "sum-dim-1": ([{"op": "sum_dim", "dim": 1}], "q_sum_dim along the blocked dim"),

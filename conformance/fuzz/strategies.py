@@ -891,6 +891,11 @@ _FLOAT_STEP_DRAWS: dict[str, Callable] = {
        for op in ("add", "sub", "mul", "div")},
     "mask_fill": lambda d, shape: {"op": "mask_fill", "compare": d.pick(list(float_ops.COMPARISONS)),
                                    "value": _dyadics(d, 1)[0], "fill": _dyadics(d, 1)[0]},
+    "mask_where": lambda d, shape: {"op": "mask_where", "compare": d.pick(list(float_ops.COMPARISONS)),
+                                    "value": _dyadics(d, 1)[0],
+                                    **({"rhs": "self"} if d.integer(0, 3) == 0 else
+                                       {"rhs": _dyadics(d, math.prod(shape)), "shape": list(shape)})},
+    **{op: (lambda op: lambda d, shape: {"op": op, "value": _dyadics(d, 1)[0]})(op) for op in float_ops.COMPARISONS},
     **{op: (lambda op: lambda d, shape: {"op": op, "dim": _dim(d, shape)})(op)
        for op in ("sum_dim", "mean_dim", "prod_dim", "cumsum", "cumprod", "max_dim", "min_dim", "argmax", "argmin")},
     **{op: (lambda op: lambda d, shape: {"op": op, "dim": _dim(d, shape), "descending": bool(d.integer(0, 1))})(op)

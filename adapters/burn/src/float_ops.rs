@@ -57,11 +57,11 @@ fn other<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D>, Failu
     float_operand::<D>(step, "rhs", &x.device())
 }
 
-/// `mask_fill`'s mask: a comparison of the tensor with a scalar.
-fn mask<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D, Bool>, Failure> {
+/// A comparison of the tensor with the step's scalar `"value"`: `x.<compare>(value)`.
+fn compared<const D: usize>(x: &Tensor<D>, compare: &str, step: &Value) -> Result<Tensor<D, Bool>, Failure> {
     let v = number(step, "value")?;
     let x = x.clone();
-    Ok(match step.get("compare").and_then(Value::as_str).unwrap_or("") {
+    Ok(match compare {
         "greater_elem" => x.greater_elem(v),
         "greater_equal_elem" => x.greater_equal_elem(v),
         "lower_elem" => x.lower_elem(v),
@@ -69,6 +69,11 @@ fn mask<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D, Bool>, 
         "equal_elem" => x.equal_elem(v),
         other => return fail("harness.bad_params", format!("step {step}: unknown compare {other:?}")),
     })
+}
+
+/// `mask_fill`'s and `mask_where`'s mask: the comparison its `"compare"` names.
+fn mask<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D, Bool>, Failure> {
+    compared(x, step.get("compare").and_then(Value::as_str).unwrap_or(""), step)
 }
 
 /// `Tensor::stack(vec![t; copies], dim)`: one rank more.
@@ -115,6 +120,14 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
         "mask_fill" => {
             let fill = number(step, "fill")?;
             Ok(same_rank!(t, x, D => { let m = mask(&x, step)?; x.mask_fill(m, fill) }))
+        }
+        "mask_where" => Ok(same_rank!(t, x, D => {
+            let (m, source) = (mask(&x, step)?, other(&x, step)?);
+            x.mask_where(m, source)
+        })),
+        // a Bool result, read as floats (`Tensor::float`): 1.0 where it holds, else 0.0
+        "greater_elem" | "greater_equal_elem" | "lower_elem" | "lower_equal_elem" | "equal_elem" => {
+            Ok(same_rank!(t, x, D => compared(&x, op, step)?.float()))
         }
         "sum" => Ok(Dyn::R1(any_rank!(t, x => x.sum()))),
         "sum_dim" => {
