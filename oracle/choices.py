@@ -112,6 +112,9 @@ TIE = Choice("tie", away="Rust f32::round: ties away from zero (CPU backends up 
              even="rint: ties to even (GPU kernels; flex >= 0.23.0-pre.1)")
 DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)",
                   reciprocal="x * f32(1 / e) (flex <= 0.22.1)")
+NEG = Choice("neg", times_minus_one="burn-backend's float_neg default, float_mul_scalar(x, -1) (ndarray, the GPU "
+                                     "backends): an IEEE multiply, whose NaN result is the input NaN on x86, sign kept",
+             flip="burn-flex's float_neg, -x: the sign bit flipped, a NaN's too")
 CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
                before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
                             "codes as rounding first; minifloats saturate either way)")

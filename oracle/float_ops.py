@@ -30,6 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .choices import NEG
 from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
 from .layout import NOT_FORWARDED, Errored, failed_on_stream, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
@@ -148,6 +149,14 @@ def total_order_argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarra
     return np.ascontiguousarray(np.flip(order, axis) if descending else order)
 
 
+def _times_minus_one(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return x * np.float32(-1)
+
+
+NEGATIONS = NEG.steps({"times_minus_one": _times_minus_one, "flip": np.negative})
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -158,13 +167,14 @@ def _keep(x: np.ndarray, reduced: np.ndarray, dim: int) -> np.ndarray:
     return np.ascontiguousarray(np.expand_dims(reduced, dim).astype(np.float32))
 
 
-def compute(x: np.ndarray, s: dict) -> np.ndarray:
-    """The float op of step ``s`` on the dequantized values ``x`` (f32), as burn's float kernels give it."""
+def compute(x: np.ndarray, s: dict, profile: Profile | None = None) -> np.ndarray:
+    """The float op of step ``s`` on the dequantized values ``x`` (f32), as ``profile``'s float kernels give it
+    (``neg``'s NaN sign; the rest is the same on every backend)."""
     op = s["op"]
     if op == "abs":
         return np.abs(x)
     if op == "neg":
-        return np.negative(x)
+        return (profile.step(NEGATIONS) if profile is not None else np.negative)(x)
     if op == "sqrt":
         return np.sqrt(x)
     if op == "add_scalar":
@@ -229,7 +239,7 @@ def compute(x: np.ndarray, s: dict) -> np.ndarray:
 
 def as_float(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
     """``into_float`` / ``dequant_op_flow!`` under ``Inhibit`` / ``q_argmax``: dequantized, then the float op."""
-    return np.ascontiguousarray(compute(values(held, profile), s))
+    return np.ascontiguousarray(compute(values(held, profile), s, profile))
 
 
 def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
@@ -259,7 +269,7 @@ def float_step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor
     if s["op"] == "sum" and profile.sum_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's sum reduction")
     if isinstance(held, np.ndarray):
-        return np.ascontiguousarray(compute(held, s))
+        return np.ascontiguousarray(compute(held, s, profile))
     return ROUTES[s["op"]](s, held, profile)
 
 

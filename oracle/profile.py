@@ -122,6 +122,9 @@ class Profile:
     (CUDA's ``max(min(x, hi), lo)`` returns ``hi``)."""
     saturate_codes_to_i8: bool = _flag()
     """flex <= 0.22.1 stores ``clamp(..) as i8``: fp8/fp4 ranges are clipped to [-128, 127] as integers."""
+    neg: str = _one_of(c.NEG, "times_minus_one")
+    """``Tensor::neg`` of a float tensor: ``times_minus_one`` (burn-backend's default, ``x * -1``: a NaN keeps its
+    sign on x86) or ``flip`` (flex's ``-x``); the sign of a NaN decides where a sort puts it."""
     float_codes: str = _one_of(c.FLOAT_CODES, "integer")
     """What an E4M3/E5M2/E2M1 code is: ``integer``, the rounded integer (stored as i8, or as its fp bits on the
     GPU); ``format``, the scaled value converted by burn's own minifloat types and decoded by value (flex >=
@@ -377,7 +380,7 @@ class Profile:
 CONCERNS: dict[str, tuple[str, ...]] = {
     "identity": ("name", "description", "backend", "status", "kernel"),
     "arithmetic": ("tie", "division", "divide_in_input_dtype", "clamp", "nan_code", "saturate_codes_to_i8",
-                   "float_codes", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
+                   "neg", "float_codes", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
     "scales": ("zero_scale", "ue8m0", "clamp_min_ignores_nan", "scales_read_as_input_dtype", "scales_by_strides",
                "empty_keeps_given_bytes", "empty_scales_uninitialized"),
     "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",

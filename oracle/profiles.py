@@ -44,6 +44,7 @@ _FLEX = Profile(
     division="reciprocal",
     nan_code="zero",
     saturate_codes_to_i8=True,
+    neg="flip",  # burn-flex-0.22.0-pre.3 src/ops/float.rs:522-524 (0.22.1 :658, 0.23.0-pre.1 :686)
     zero_scale="min_positive",
     clamp_min_ignores_nan=True,
     half_mean_in_f32=True,

@@ -43,6 +43,9 @@ STEPS = {
     "greater-elem": ([{"op": "greater_elem", "value": 0.0}], "a comparison of a quantized tensor: a Bool, read as "
                                                              "floats (Tensor::float)"),
     "lower-equal-elem": ([{"op": "lower_equal_elem", "value": -0.125}], "lower_equal_elem: 1.0 where it holds"),
+    "greater-equal-elem": ([{"op": "greater_equal_elem", "value": 0.25}], "greater_equal_elem, read as floats"),
+    "lower-elem": ([{"op": "lower_elem", "value": 0.5}], "lower_elem, read as floats"),
+    "equal-elem": ([{"op": "equal_elem", "value": 0.0}], "equal_elem: where the code is 0 (the value +0.0)"),
     "sum": ([{"op": "sum"}], "q_sum: a float [1], exact in any summation order"),
     "sum-dim-0": ([{"op": "sum_dim", "dim": 0}], "q_sum_dim along rows: the dim kept, floats"),
     "sum-dim-1": ([{"op": "sum_dim", "dim": 1}], "q_sum_dim along the blocked dim"),

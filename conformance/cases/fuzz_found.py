@@ -25,6 +25,15 @@ def _float_ops():
                     "to NaN codes (0/0), which decode to f32 0x7FFFE000; burn's sort (sort_unstable_by(f32::total_cmp), "
                     "burn-flex-0.23.0-pre.1 src/ops/sort.rs:40-43) moves those bits and the requantization writes 0x7F; "
                     "the oracle had sorted with numpy, which rewrites a NaN to 0x7FC00000 (then 0x7E)"),
+        case("float_ops/fuzz/nan-block-neg-sort", "float_ops",
+             {"scheme": scheme("Q8S", block=[2, 2, 2, 2], block_dtype="F32"),
+              "steps": [{"op": "neg"}, {"op": "sort", "dim": 0}]},
+             {"x": np.where(np.arange(16).reshape(4, 2, 2) == 6, np.float32(3.4028235e38), np.float32(0))},
+             spec=("§9.5",),
+             reason="found by fuzzing burn-ndarray 0.22.0-pre.3 (seed 20261207, case 17340): f32::MAX overflows its "
+                    "block's scale to inf, whose zeros dequantize to NaN (0 * inf); burn-backend's float_neg default "
+                    "is float_mul_scalar(x, -1), which keeps the NaN's sign on x86, so the sort puts the NaNs "
+                    "before the -0.0 of the other block; burn-flex's -x flips it (profile field neg)"),
         *[case(f"float_ops/fuzz/oversized-upload-{name}", "float_ops", {"scheme": _E2M1_ND_BLOCK, "steps": steps},
                {"codes": i8(*(np.arange(96) % 15 - 7)).reshape(6, 16), "scales": f32(1.0, 2.0)},
                spec=("§9.5", "§8"), reason=why)

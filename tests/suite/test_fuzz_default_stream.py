@@ -6,7 +6,7 @@ The pinned digest is over 6,000 cases of seed 1 under the default profile: op, p
 JSON, and every input's name, dtype, shape and bytes. It moves only when the default set does, on purpose: first
 computed with main's code at 969c0e5 (before issue 20's second speed round); computed again when ``float_ops``
 joined the default set (2026-12-02, branch float-ops-2: ``OPT_IN`` lost it, so every seed draws it among the
-others), and when its steps gained ``prod``, ``prod_dim``, ``cumsum``, ``cumprod`` and ``argsort`` (2026-12-02); a
+others), and when its steps gained ``prod``, ``prod_dim``, ``cumsum``, ``cumprod``, ``argsort``, ``mask_where`` and the comparisons (2026-12-02); a
 speed change to drawing must keep this digest.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from conformance.fuzz.strategies import RandomDraw, draw_case
 
-PINNED = "22de1e2afee8949da442f2be5a9870daa32e332fd26ef05381802d4a93db5cb3"
+PINNED = "892006adcc39448be85fa4a59786ccdbc5d11db1d5d1d2c8029f622a8c3e5c0f"
 CASES, PROFILE = 6000, "burn-0.22.1/flex"
 
 
