@@ -404,19 +404,21 @@ def _float_ops_2026_12_02(binary: str) -> Campaign:
     return Campaign(20261203, 20_000, ("float_ops",), "2026-12-02", binary, "bcd7313", 0, _FLOAT_OPS_JUDGED[binary])
 
 
-# float_ops again after its steps gained prod, prod_dim, cumsum, cumprod and argsort (docs/fuzzing.md, "float_ops
-# products, scans and argsort, 2026-12-02"): `qconform fuzz --ops float_ops --cases 20000 --seed 20261205` per CPU build.
+# float_ops again after its steps gained prod, prod_dim, cumsum, cumprod, argsort, mask_where and the comparisons
+# (docs/fuzzing.md, "float_ops products, scans, argsort, masks and comparisons, 2026-12-02"): `qconform fuzz --ops
+# float_ops --cases 20000 --seed 20261207` per CPU build.
 _PRODUCTS_JUDGED = {
-    "qconform-burn-pre3-ndarray": "17,887 judged, 2,113 undefined (skipped)",
-    "qconform-burn-pre3-flex": "17,619 judged, 2,381 undefined (skipped)",
-    "qconform-burn-0_22_1-ndarray": "17,980 judged, 2,020 undefined (skipped)",
-    "qconform-burn-0_22_1-flex": "17,981 judged, 2,019 undefined (skipped)",
-    "qconform-burn-0_23_0_pre_1-flex": "17,661 judged, 2,339 undefined (skipped)",
+    "qconform-burn-pre3-ndarray": "18,231 judged, 1,769 undefined (skipped); the one class of the first run (a NaN's "
+                                  "sign after neg, 1 case) modelled",
+    "qconform-burn-pre3-flex": "17,985 judged, 2,015 undefined (skipped)",
+    "qconform-burn-0_22_1-ndarray": "18,303 judged, 1,697 undefined (skipped)",
+    "qconform-burn-0_22_1-flex": "18,332 judged, 1,668 undefined (skipped)",
+    "qconform-burn-0_23_0_pre_1-flex": "18,033 judged, 1,967 undefined (skipped)",
 }
 
 
 def _float_ops_products(binary: str) -> Campaign:
-    return Campaign(20261205, 20_000, ("float_ops",), "2026-12-02", binary, "ffe7e67", 0, _PRODUCTS_JUDGED[binary])
+    return Campaign(20261207, 20_000, ("float_ops",), "2026-12-02", binary, "284d786", 0, _PRODUCTS_JUDGED[binary])
 
 
 def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
