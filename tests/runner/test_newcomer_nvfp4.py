@@ -302,7 +302,8 @@ def test_list_of_a_one_format_backend_counts_what_does_not_apply_and_lists_it_on
     full = capsys.readouterr().out
     assert len(short.splitlines()) < 200 < len(full.splitlines()), (len(short.splitlines()), len(full.splitlines()))
     assert "dequantize/q8s/tensor/spec-example" not in short and "    dequantize/q8s/tensor/spec-example\n" in full
-    assert short.splitlines()[:78] == full.splitlines()[:78]  # the header, the format table, the applicable ones
+    # the header, the format table and the applicable vectors are the same; only the not-applicable part differs
+    assert short.split("\nnot applicable:")[0] == full.split("\nnot applicable:")[0]
 
 
 def test_codes_a_profile_stores_as_integers_are_not_shown_as_minifloat_bit_fields(nvfp4_vectors):
