@@ -97,8 +97,7 @@ def check_product_exact(factors: np.ndarray, axis: int) -> None:
         raise UndefinedBehaviour("a product of inf or NaN factors: which NaN it gives, or whether inf meets 0, is the "
                                  "order's")
     nonzero = np.where(t == 0, 1.0, t)
-    mantissa, exponent = np.frexp(nonzero)
-    significand = np.ldexp(mantissa, 24)  # an f32's 24-bit significand as an integer
+    significand = np.ldexp(np.frexp(nonzero)[0], 24)  # an f32's 24-bit significand as an integer
     trailing = np.log2(significand.astype(np.int64) & -significand.astype(np.int64))
     odd_bits = np.log2(significand) - trailing
     logs = np.log2(nonzero)
