@@ -76,6 +76,33 @@ fn mask<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D, Bool>, 
     compared(x, step.get("compare").and_then(Value::as_str).unwrap_or(""), step)
 }
 
+/// An op that takes one dim: a reduction keeps it (of size 1), a scan keeps the shape; `argmax`/`argmin`'s Int
+/// indices are read as floats (`Tensor::float`: exact below 2^24).
+fn along<const D: usize>(x: Tensor<D>, op: &str, d: usize) -> Tensor<D> {
+    match op {
+        "sum_dim" => x.sum_dim(d),
+        "mean_dim" => x.mean_dim(d),
+        "prod_dim" => x.prod_dim(d),
+        "cumsum" => x.cumsum(d),
+        "cumprod" => x.cumprod(d),
+        "max_dim" => x.max_dim(d),
+        "min_dim" => x.min_dim(d),
+        "argmax" => x.argmax(d).float(),
+        "argmin" => x.argmin(d).float(),
+        _ => unreachable!("along: {op} takes no dim"),
+    }
+}
+
+/// `sort`/`sort_descending`, or the `argsort` indices read as floats like argmax's.
+fn sorted<const D: usize>(x: Tensor<D>, indices: bool, descending: bool, d: usize) -> Tensor<D> {
+    match (indices, descending) {
+        (false, false) => x.sort(d),
+        (false, true) => x.sort_descending(d),
+        (true, false) => x.argsort(d).float(),
+        (true, true) => x.argsort_descending(d).float(),
+    }
+}
+
 /// `Tensor::stack(vec![t; copies], dim)`: one rank more.
 fn stack(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
     let (dim, copies) = (usize_of(step, "dim")?, usize_of(step, "copies")?);
@@ -130,54 +157,15 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             Ok(same_rank!(t, x, D => compared(&x, op, step)?.float()))
         }
         "sum" => Ok(Dyn::R1(any_rank!(t, x => x.sum()))),
-        "sum_dim" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.sum_dim(d)))
-        }
-        "mean_dim" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.mean_dim(d)))
-        }
         "prod" => Ok(Dyn::R1(any_rank!(t, x => x.prod()))),
-        "prod_dim" => {
+        "sum_dim" | "mean_dim" | "prod_dim" | "cumsum" | "cumprod" | "max_dim" | "min_dim" | "argmax" | "argmin" => {
             let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.prod_dim(d)))
+            Ok(same_rank!(t, x, D => along(x, op, d)))
         }
-        "cumsum" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.cumsum(d)))
-        }
-        "cumprod" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.cumprod(d)))
-        }
-        "max_dim" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.max_dim(d)))
-        }
-        "min_dim" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.min_dim(d)))
-        }
-        // an Int result, read as floats (`Tensor::float`): indices below 2^24 are exact
-        "argmax" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.argmax(d).float()))
-        }
-        "argmin" => {
-            let d = usize_of(step, "dim")?;
-            Ok(same_rank!(t, x, D => x.argmin(d).float()))
-        }
-        // indices as floats, like argmax's
-        "argsort" => {
+        "sort" | "argsort" => {
             let d = usize_of(step, "dim")?;
             let descending = step.get("descending").and_then(Value::as_bool).unwrap_or(false);
-            Ok(same_rank!(t, x, D => if descending { x.argsort_descending(d).float() } else { x.argsort(d).float() }))
-        }
-        "sort" => {
-            let d = usize_of(step, "dim")?;
-            let descending = step.get("descending").and_then(Value::as_bool).unwrap_or(false);
-            Ok(same_rank!(t, x, D => if descending { x.sort_descending(d) } else { x.sort(d) }))
+            Ok(same_rank!(t, x, D => sorted(x, op == "argsort", descending, d)))
         }
         "topk" => {
             let (d, k) = (usize_of(step, "dim")?, usize_of(step, "k")?);
