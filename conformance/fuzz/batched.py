@@ -55,11 +55,10 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
     size = scheme.block_size()
     if size is None or len(size.dims) != 1 or size.dims[0] < 2:
         return None
-    if scheme.num_levels() == 1:
-        if set(case.inputs) != _ALLOWED_INPUTS[case.op]:
-            return None
-    elif case.op == "quantize_dynamic" or set(case.inputs) != _ALLOWED_INPUTS[case.op] | {_SHARED} or \
-            case.inputs[_SHARED].size != 1:
+    two_level = scheme.num_levels() != 1
+    if set(case.inputs) != _ALLOWED_INPUTS[case.op] | ({_SHARED} if two_level else set()):
+        return None
+    if two_level and (case.op == "quantize_dynamic" or case.inputs[_SHARED].size != 1):
         return None
     b = size.dims[0]
     main = case.inputs[_MAIN[case.op]]
