@@ -3,9 +3,12 @@ what one request at a time answers, and a crash in a batch lands on the request 
 in patterns (once mid-batch, fail / succeed / fail) cost what they should and no more."""
 
 import json
+import shlex
+import sys
 import time
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from conformance.backends import open_backend
@@ -145,7 +148,6 @@ def test_the_resend_after_exit_75_is_bounded_and_kept_apart_in_a_batch(suite_dir
     assert counts()["request"] == 7
 
 
-
 ONE_REPLY_THEN_EXIT = """
 import os, sys, time
 from conformance import protocol
@@ -171,10 +173,6 @@ def test_a_child_that_exits_while_the_batch_is_still_being_written_is_blamed_for
     request is larger than a pipe holds), answers, and exits: the write fails, but the first reply comes. The
     fault lands on the second request; the first keeps its reply (the parent blamed the first when a write failed
     before its read: a crash mid-batch did so about one run in six under load)."""
-    import shlex
-    import sys
-
-    import numpy as np
     (tmp_path / "child.py").write_text(ONE_REPLY_THEN_EXIT)
     x = np.zeros((256, 256), np.float32)  # 256 KiB per request
     scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": "F32", "block": None}
