@@ -7,6 +7,7 @@ burn guards). Also what the first hour met on the way: a Python backend's except
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conformance import differences, diagnose
+from conformance import cli, differences, diagnose
 from conformance.backends.python import PythonBackend
 from conformance.formats import get_format
 from conformance.fuzz import engine
@@ -237,7 +238,6 @@ def test_a_not_applicable_reason_names_the_empty_block_size():
 
 def test_run_without_a_report_does_not_send_the_reader_to_one(capsys, tmp_path):
     """Past 20 failures ``qconform run`` said "(see the JSON report)" though none was asked for."""
-    from conformance import cli
     args = ["run", "-q", "--backend", "python:examples.nvfp4_backend:Backend", "--profile", "burn-0.22.1/flex"]
     assert cli.main(args) == 1
     out = capsys.readouterr().out
@@ -274,9 +274,6 @@ def test_a_minimal_case_shrunk_through_faults_is_said_in_one_parenthesis():
 def test_a_failed_run_gives_the_explain_command_of_the_profile_it_judged(capsys):
     """``explain`` alone shows the default profile's expectation; a run judged against another profile prints the
     command that shows its first failure as that run judged it."""
-    import shlex
-
-    from conformance import cli
     assert cli.main(["run", "-q", "--backend", "python:examples.nvfp4_backend:Backend",
                      "--profile", "burn-0.22.1/flex"]) == 1
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("one of them in full")]
@@ -288,14 +285,12 @@ def test_a_failed_run_gives_the_explain_command_of_the_profile_it_judged(capsys)
 
 
 def test_explain_shows_the_profile_a_backend_claims(capsys):
-    from conformance import cli
     alias = "quantize_dynamic/format-nvfp4/global-rounding-normal-4x256"
     assert cli.main(["explain", alias, "--backend", "python:examples.nvfp4_backend:Backend"]) == 0
     assert f"  expected under {CLAIMED}\n" in capsys.readouterr().out
 
 
 def test_list_of_a_one_format_backend_counts_what_does_not_apply_and_lists_it_only_on_request(capsys):
-    from conformance import cli
     assert cli.main(["list", "--backend", "python:examples.nvfp4_backend:Backend"]) == 0
     short = capsys.readouterr().out
     assert cli.main(["list", "-v", "--backend", "python:examples.nvfp4_backend:Backend"]) == 0
