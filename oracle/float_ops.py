@@ -166,14 +166,14 @@ def _keep(x: np.ndarray, reduced: np.ndarray, dim: int) -> np.ndarray:
     return np.ascontiguousarray(np.expand_dims(reduced, dim).astype(np.float32))
 
 
-def compute(x: np.ndarray, s: dict, profile: Profile | None = None) -> np.ndarray:
+def compute(x: np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     """The float op of step ``s`` on the dequantized values ``x`` (f32), as ``profile``'s float kernels give it
     (``neg``'s NaN sign; the rest is the same on every backend)."""
     op = s["op"]
     if op == "abs":
         return np.abs(x)
     if op == "neg":
-        return (profile.step(NEGATIONS) if profile is not None else np.negative)(x)
+        return profile.step(NEGATIONS)(x)
     if op == "sqrt":
         return np.sqrt(x)
     if op == "add_scalar":
@@ -417,7 +417,7 @@ def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
 
 def _float_shape(shape: tuple[int, ...], s: dict, profile: Profile) -> tuple[int, ...]:
     x = np.zeros(shape, np.float32)
-    return np.shape(matmul(x, s, profile) if s["op"] == "matmul" else compute(x, s))
+    return np.shape(matmul(x, s, profile) if s["op"] == "matmul" else compute(x, s, profile))
 
 
 def _host_checks(shape: tuple[int, ...], ghost: QTensor | None, s: dict, profile: Profile) -> None:
