@@ -89,6 +89,9 @@ PLANES = (
           (("view", ("transpose", "permute", "slice", "flip", "expand")), ("level", LEVELS)), ("quantize_view",)),
     Plane("float-ops", "each float op on a quantized tensor at each level (float_ops: its result's kind, spec §9.5)",
           (("step", (*FLOAT_STEPS, "matmul")), ("level", LEVELS)), ("float_ops",)),
+    Plane("float-operands", "each kind of other side a binary op or matmul meets, at each level of the held tensor: "
+          "a float tensor (rhs, or lhs of a matmul), the tensor itself, a second quantized tensor of its own scheme",
+          (("other", ("float", "float-lhs", "self", "quantized")), ("level", LEVELS)), ("float_ops",)),
     Plane("panic", "every panic of spec §8 that the modelled ops can reach (oracle/errors.py CATALOGUE)",
           (("panic", tuple(CATALOGUE)),)),
 )

@@ -69,6 +69,7 @@ def structural_tags(c: Case) -> set[str]:
             tags.add("shape:canonicalized")
     for key, axis in (("steps", "step"), ("view", "view")):
         tags |= {f"{axis}:{s['op']}" for s in p.get(key, [])}
+    tags |= {f"other:{kind}" for kind in map(_other_side, p.get("steps", [])) if kind}
     if "dtype" in p and p["dtype"] in oracle.ScaleDtype.__members__:
         tags.add(f"scale:{p['dtype']}")
     if "value" in p:
@@ -91,6 +92,15 @@ def structural_tags(c: Case) -> set[str]:
     if "scheme" in p and shape is not None:  # the named formats (conformance/formats.py) the request is
         tags |= {f"format:{name}" for name in formats_of(QuantScheme.from_json(p["scheme"]), shape)}
     return tags
+
+
+def _other_side(step: dict) -> str | None:
+    """What a step's other operand is: a second quantized tensor, the held tensor itself, a float rhs or lhs."""
+    if "rhs_scheme" in step:
+        return "quantized"
+    if step.get("rhs") == "self":
+        return "self"
+    return "float" if "rhs" in step else "float-lhs" if "lhs" in step else None
 
 
 def _shape_tags(shape: tuple, scheme_json) -> set[str]:

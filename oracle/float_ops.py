@@ -38,7 +38,7 @@ from .profile import Profile
 from .qtensor import QTensor
 from .quantize import quantize_dynamic
 from .routes import check_matmul, float_i8, route, values
-from .scheme import NATIVE
+from .scheme import NATIVE, QuantScheme
 from .support import fused_read
 from .views import PURE_MOVES, vecmat_swap
 from .vocabulary import FLOAT_STEPS
@@ -52,12 +52,14 @@ VALUE_KEEPING = frozenset({"abs", "sort", "topk", "max_dim", "min_dim", "stack"}
 """Float ops whose every result element is an element of the input or its magnitude, exact in f32: after them (and
 pure moves) a user expects ``dequantize(op(q)) == op(dequantize(q))``; burn's requantization can break that."""
 
+_F32_MAX = float(np.finfo(np.float32).max)
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 
 
 def other_side(s: dict, x: np.ndarray) -> np.ndarray:
     """A binary step's other operand: ``"rhs": "self"`` (the same quantized tensor: ``q.clone().add(q)``, burn's
-    ``q_add`` of two QFloat tensors) or a float tensor, ``"rhs": [..]`` with its ``"shape"``."""
+    ``q_add`` of two QFloat tensors) or a float tensor, ``"rhs": [..]`` with its ``"shape"`` (as given: a
+    ``"rhs_scheme"`` is :func:`quantized_operand`'s)."""
     if s.get("rhs") == "self":
         return x
     if not isinstance(s.get("rhs"), list) or not isinstance(s.get("shape"), list):
@@ -65,11 +67,27 @@ def other_side(s: dict, x: np.ndarray) -> np.ndarray:
     return np.asarray(s["rhs"], dtype=np.float32).reshape(s["shape"])
 
 
+def quantized_operand(s: dict, profile: Profile) -> QTensor | None:
+    """A second quantized tensor, of its own scheme: the float ``"rhs"`` of a binary op, ``mask_where`` or a matmul
+    quantized on the device under ``"rhs_scheme"`` (``Tensor::from_data(rhs).quantize_dynamic(&rhs_scheme)``, made
+    before the op is called, so its panics come first); None for a step without one. burn-tensor's ``q_bin_ops!``
+    sends two QFloat sides to ``q_add`` (``dequant_op_flow!``: the lhs dequantized, then the rhs), ``mask_where``
+    takes both through ``into_float``, ``q_matmul`` dequantizes each side: a float result in every case
+    (burn-tensor-0.22.1 src/bridge/ops/float.rs:22-40, :159-165; burn-backend-0.22.1 src/backend/ops/qtensor.rs:56-78)."""
+    if "rhs_scheme" not in s:
+        return None
+    if not isinstance(s.get("rhs"), list):
+        raise ValueError(f"step {s}: \"rhs_scheme\" quantizes a float \"rhs\" (a list of numbers with its \"shape\")")
+    return on_device(other_side(s, np.zeros(0, np.float32)), QuantScheme.from_json(s["rhs_scheme"]), profile)
+
+
 def check_order_free(terms: np.ndarray, axis: int) -> None:
     """A sum of ``terms`` along ``axis`` whose order burn leaves to the backend (a SIMD reduction, a GEMM's
     blocking) gives one f32 answer in every order when every term is an f32 and every partial sum is exact: all
-    terms are multiples of one power of two ``u`` and their magnitudes add up to at most ``2^24 u`` (every partial
-    sum is then an integer multiple of ``u`` that f32 holds exactly). Anything else depends on the order, and so
+    terms are multiples of one power of two ``u`` and their magnitudes add up to at most ``2^24 u`` and to at most
+    f32's largest finite value (every partial sum is then an integer multiple of ``u`` that f32 holds exactly; past
+    f32's range an order that adds the large terms first overflows to inf, found by fuzzing burn-flex 0.22.1: -inf
+    for a sum whose exact value is 2^127). Anything else depends on the order, and so
     does the sign of a sum whose terms are all -0.0: +0.0 from an accumulator that starts at +0.0, -0.0 from one
     that starts with the first term (found by fuzzing: burn-flex's GEMM gives -0.0 for ``-127 * 0.0`` twice)."""
     t = np.asarray(terms, dtype=np.float64)
@@ -79,7 +97,8 @@ def check_order_free(terms: np.ndarray, axis: int) -> None:
     nonzero = np.abs(t[t != 0])
     if finite and nonzero.size:
         unit = np.ldexp(1.0, int(min(np.frexp(v)[1] - 53 + _trailing_bits(v) for v in nonzero)))
-        finite = bool((np.abs(t).sum(axis=axis) <= 2.0 ** 24 * unit).all())
+        magnitude = np.abs(t).sum(axis=axis)
+        finite = bool((magnitude <= 2.0 ** 24 * unit).all() and (magnitude <= _F32_MAX).all())
     if not finite:
         raise UndefinedBehaviour("a sum whose order burn does not fix and whose f32 answer depends on it")
 
@@ -166,9 +185,10 @@ def _keep(x: np.ndarray, reduced: np.ndarray, dim: int) -> np.ndarray:
     return np.ascontiguousarray(np.expand_dims(reduced, dim).astype(np.float32))
 
 
-def compute(x: np.ndarray, s: dict, profile: Profile) -> np.ndarray:
+def compute(x: np.ndarray, s: dict, profile: Profile, other: np.ndarray | None = None) -> np.ndarray:
     """The float op of step ``s`` on the dequantized values ``x`` (f32), as ``profile``'s float kernels give it
-    (``neg``'s NaN sign; the rest is the same on every backend)."""
+    (``neg``'s NaN sign; the rest is the same on every backend); ``other``: a binary op's other side, dequantized
+    (:func:`quantized_operand`), else the step's own."""
     op = s["op"]
     if op == "abs":
         return np.abs(x)
@@ -182,12 +202,15 @@ def compute(x: np.ndarray, s: dict, profile: Profile) -> np.ndarray:
         return np.clip(x, np.float32(s["min"]), np.float32(s["max"]))
     if op in _BINARY:
         with np.errstate(all="ignore"):
-            return _BINARY[op](x, other_side(s, x)).astype(np.float32)
+            return _BINARY[op](x, other_side(s, x) if other is None else other).astype(np.float32)
     if op in ("mask_fill", "mask_where"):
         if s.get("compare") not in COMPARISONS:
             raise ValueError(f"step {s}: \"compare\" must be one of {', '.join(COMPARISONS)}")
         mask = COMPARISONS[s["compare"]](x, np.float32(s["value"]))
-        source = np.float32(s["fill"]) if op == "mask_fill" else np.broadcast_to(other_side(s, x), x.shape)
+        if op == "mask_fill":
+            source = np.float32(s["fill"])
+        else:
+            source = np.broadcast_to(other_side(s, x) if other is None else other, x.shape)
         return np.ascontiguousarray(np.where(mask, source, x).astype(np.float32))
     if op in COMPARISONS:  # a Bool tensor read through Tensor::float: 1.0 or 0.0 (a NaN compares false)
         return COMPARISONS[op](x, np.float32(s["value"])).astype(np.float32)
@@ -236,9 +259,12 @@ def compute(x: np.ndarray, s: dict, profile: Profile) -> np.ndarray:
 # --- the routes ------------------------------------------------------------------------------------------------
 
 
-def as_float(s: dict, held: QTensor, profile: Profile) -> np.ndarray:
-    """``into_float`` / ``dequant_op_flow!`` under ``Inhibit`` / ``q_argmax``: dequantized, then the float op."""
-    return np.ascontiguousarray(compute(values(held, profile), s, profile))
+def as_float(s: dict, held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
+    """``into_float`` / ``dequant_op_flow!`` under ``Inhibit`` / ``q_argmax``: dequantized, then the float op (a
+    quantized other side made first, dequantized after the held tensor)."""
+    operand = quantized_operand(s, profile)
+    x = values(held, profile)
+    return np.ascontiguousarray(compute(x, s, profile, None if operand is None else values(operand, profile)))
 
 
 def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
@@ -268,27 +294,29 @@ def float_step(held: QTensor | np.ndarray, s: dict, profile: Profile) -> QTensor
     if s["op"] == "sum" and profile.sum_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's sum reduction")
     if isinstance(held, np.ndarray):
-        return np.ascontiguousarray(compute(held, s, profile))
+        return as_float(s, held, profile)
     return ROUTES[s["op"]](s, held, profile)
 
 
 def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     """``Tensor::matmul`` with the held tensor on one side or both: ``"rhs": [..], "shape"`` (times a float rhs),
-    ``"lhs": [..], "shape"`` (a float lhs times the held tensor: a quantized rhs) or ``"rhs": "self"`` (both sides
-    the held tensor, ``q.clone().matmul(q)``). ``q_matmul``
+    ``"lhs": [..], "shape"`` (a float lhs times the held tensor: a quantized rhs), ``"rhs": "self"`` (both sides
+    the held tensor, ``q.clone().matmul(q)``) or a second quantized tensor (``"rhs_scheme"``,
+    :func:`quantized_operand`). ``q_matmul``
     dequantizes each QFloat side to the float side's dtype (f32) and runs the backend's f32 GEMM: a float result
     (burn-backend-0.22.1 src/backend/ops/qtensor.rs:499-545; burn-ndarray's override differs only by its ternary
     kernel, ``ternary_matmul``'s op)."""
     if profile.gemm_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
+    operand = quantized_operand(s, profile)
     if isinstance(s.get("lhs"), list) and isinstance(s.get("shape"), list):
         lhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"])
         rhs = values(held, profile) if isinstance(held, QTensor) else held
     elif isinstance(held, QTensor):
         lhs = _gemm_lhs(held, other_side(s, held.codes).shape, profile)  # the kernel's own refusals come before any read-back
-        rhs = other_side(s, values(held, profile))
+        rhs = other_side(s, values(held, profile)) if operand is None else values(operand, profile)
     else:
-        lhs, rhs = held, other_side(s, held)
+        lhs, rhs = held, other_side(s, held) if operand is None else values(operand, profile)
     if lhs.ndim != rhs.ndim or lhs.shape[-1] != rhs.shape[-2]:
         raise ValueError(f"step {s}: a matmul of shapes {list(lhs.shape)} and {list(rhs.shape)}")
     check_matmul(lhs.shape, {"op": "matmul", "shape": list(rhs.shape)}, profile)
@@ -328,16 +356,24 @@ def start(inputs: dict, scheme, profile: Profile) -> tuple[QTensor, BurnPanic | 
         codes = np.asarray(inputs["codes"], dtype=np.int8)
         return load_deferred(QTensor(codes, np.asarray(inputs["scales"], dtype=np.float32).ravel(),
                                      inputs.get("global"), scheme), profile)
-    held_scheme = scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)
     try:
-        qt = quantize_dynamic(inputs["x"], scheme, profile=profile)
+        return on_device(inputs["x"], scheme, profile), None
     except BurnPanic as p:
         if not (profile.errored_float_ops and failed_on_stream(p, profile)):
             raise
         # burn-fusion's QuantizeOp failed on the stream: its output holds the failure (the ghost's codes give the shape)
+        held_scheme = scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)
         ghost = QTensor(np.zeros(np.shape(inputs["x"]), np.int8), np.zeros(0, np.float32), None, held_scheme)
         return Errored(surfaced_at_read(p), 0, ghost.codes.shape, ghost), None
-    return QTensor(qt.codes, qt.scales, qt.global_scale, held_scheme), None
+
+
+def on_device(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> QTensor:
+    """``Tensor::from_data(x).quantize_dynamic(&scheme)`` as the backend holds it: as it holds a loaded tensor (the
+    CPU backends build it through ``TensorData::quantized`` and ``q_from_data``, stored Native where the backend
+    does not move a packed dim)."""
+    qt = quantize_dynamic(x, scheme, profile=profile)
+    held_scheme = scheme if profile.moves_packing_dim else scheme.with_store(NATIVE)
+    return QTensor(qt.codes, qt.scales, qt.global_scale, held_scheme)
 
 
 def expected_by_a_user(held: QTensor, steps: list[dict], profile: Profile) -> np.ndarray | None:

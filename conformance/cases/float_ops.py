@@ -210,5 +210,70 @@ def nan_cases():
             for name, (steps, codes, why) in NAN_STEPS.items()]
 
 
+def _peaked(r: np.random.Generator, shape: tuple, qmax: int, unit: float, rows: bool = False) -> list[float]:
+    """Values ``k * unit``, ``k`` a multiple of 1/4 with ``|k| <= qmax``, and a ``+-qmax * unit`` in the whole tensor
+    (in every row with ``rows``): quantize_dynamic then finds the power-of-two scale ``unit`` (per tensor, or per
+    block of a row) and rounds each ``k`` to an integer code (ties among them), so every dequantized value is exact
+    (a GEMM's products and sums too) and differs from the float operand's."""
+    k = np.clip(r.integers(-4 * qmax, 4 * qmax + 1, size=shape) / 4, -qmax, qmax)
+    peaks = np.where(r.random(shape[0] if rows else 1) < 0.5, -qmax, qmax)
+    if rows:
+        k[np.arange(shape[0]), r.integers(0, shape[1], size=shape[0])] = peaks
+    else:
+        k.flat[int(r.integers(0, k.size))] = peaks[0]
+    return [float(v) * unit for v in k.ravel()]
+
+
+def _operand(r: np.random.Generator, shape: tuple, nonzero: bool = False) -> list[float]:
+    """Multiples of 1/8 in [-3, 3] (nonzero: away from zero, so no quantized divisor rounds to 0)."""
+    k = r.integers(1, 25, size=shape) * np.where(r.random(shape) < 0.5, -1, 1) if nonzero else \
+        r.integers(-24, 25, size=shape)
+    return [float(v) / 8 for v in k.ravel()]
+
+
+# A second quantized tensor, of its own scheme, on the other side: name -> (step builder, why). Each builder takes
+# the vector's generator; the operand is the float list the step quantizes on the device (``rhs_scheme``).
+OPERANDS = {
+    "add-q4s-block": (lambda r: {"op": "add", "rhs": _operand(r, SHAPE), "shape": list(SHAPE),
+                                 "rhs_scheme": scheme("Q4S", store=("PackedU32", 0), block=[8])},
+                      "q.add(p): two QFloat tensors of different schemes, q_add dequantizes each (lhs first)"),
+    "sub-q8s-row": (lambda r: {"op": "sub", "rhs": _operand(r, (1, 8)), "shape": [1, 8], "rhs_scheme": scheme("Q8S")},
+                    "q.sub(p) with p one per-tensor Q8S row, broadcast over q's rows"),
+    "mul-e4m3": (lambda r: {"op": "mul", "rhs": _operand(r, SHAPE), "shape": list(SHAPE), "rhs_scheme": scheme("E4M3")},
+                 "q.mul(p), p per-tensor E4M3: each side dequantized by its own scheme, one IEEE product each"),
+    "div-q8s-block": (lambda r: {"op": "div", "rhs": _operand(r, SHAPE, nonzero=True), "shape": list(SHAPE),
+                                 "rhs_scheme": scheme("Q8S", block=[4])},
+                      "q.div(p), p per-block Q8S [4]: one IEEE division per element of the two dequantized sides"),
+    "add-nvfp4": (lambda r: {"op": "add", "rhs": _operand(r, SHAPE), "shape": list(SHAPE),
+                             "rhs_scheme": scheme("E2M1", store=("PackedU32", 0), block=[8], block_dtype="UE4M3", tensor="F32")},
+                  "q.add(p), p two-level E2M1 (UE4M3 block scales under an F32 global, NVFP4's levels)"),
+    "mask-where-q8s": (lambda r: {"op": "mask_where", "compare": "greater_elem", "value": 0.0,
+                                  "rhs": _operand(r, SHAPE), "shape": list(SHAPE), "rhs_scheme": scheme("Q8S", block=[8])},
+                       "mask_where with a quantized source: both through into_float, floats"),
+    "matmul-q8s": (lambda r: {"op": "matmul", "rhs": _peaked(r, (8, 3), 127, 2.0 ** -7), "shape": [8, 3],
+                              "rhs_scheme": scheme("Q8S")},
+                   "q.matmul(w), both quantized (w per-tensor Q8S, its scale exactly 2^-7): q_matmul dequantizes each"),
+    "matmul-q8s-rows": (lambda r: {"op": "matmul", "rhs": _peaked(r, (8, 3), 127, 2.0 ** -6, rows=True),
+                                   "shape": [8, 3], "rhs_scheme": scheme("Q8S", block=[3])},
+                        "q.matmul(w), w per-block Q8S, one block per row (each row's scale exactly 2^-6)"),
+    "matmul-q4s": (lambda r: {"op": "matmul", "rhs": _peaked(r, (8, 3), 7, 2.0 ** -3), "shape": [8, 3],
+                              "rhs_scheme": scheme("Q4S", store=("PackedU32", 0))},
+                   "q.matmul(w), w per-tensor Q4S (scale exactly 2^-3)"),
+}
+
+
+def operand_cases():
+    """Two different quantized tensors in one op (issue 22): the held tensor at each level, the other side quantized
+    on the device under its own scheme."""
+    out = []
+    for level, sch in LEVELS.items():
+        for name, (build, why) in OPERANDS.items():
+            alias = f"float_ops/two-quantized/{level}/{name}"
+            r = rng(alias)
+            scales, glob = _scales(level, r)
+            out.append(_from_parts(alias, sch, [build(r)], _codes(r), scales, glob, why))
+    return out
+
+
 def cases():
-    return family_cases() + device_cases() + nan_cases()
+    return family_cases() + device_cases() + nan_cases() + operand_cases()

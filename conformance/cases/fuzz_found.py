@@ -34,6 +34,12 @@ def _float_ops():
                     "block's scale to inf, whose zeros dequantize to NaN (0 * inf); burn-backend's float_neg default "
                     "is float_mul_scalar(x, -1), which keeps the NaN's sign on x86, so the sort puts the NaNs "
                     "before the -0.0 of the other block; burn-flex's -x flips it (profile field neg)"),
+        case("float_ops/fuzz/sum-past-f32-range", "float_ops", {"scheme": scheme("Q8S"), "steps": [{"op": "sum"}]},
+             {"codes": i8(127, 127, -127), "scales": f32(2.0**120)}, spec=("§9.5",),
+             reason="found by fuzzing burn-flex 0.22.1 (seed 20261208, case 18852, a Q2S tensor with UE8M0 scales near "
+                    "2^127): the exact sum 127 * 2^120 is an f32, but an order that adds the two positive terms first "
+                    "overflows to inf (burn gave -inf), so the sum is undefined; the oracle had checked the terms' "
+                    "exactness but not the partial sums' range"),
         *[case(f"float_ops/fuzz/oversized-upload-{name}", "float_ops", {"scheme": _E2M1_ND_BLOCK, "steps": steps},
                {"codes": i8(*(np.arange(96) % 15 - 7)).reshape(6, 16), "scales": f32(1.0, 2.0)},
                spec=("§9.5", "§8"), reason=why)

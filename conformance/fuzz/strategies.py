@@ -906,12 +906,43 @@ _FLOAT_STEP_DRAWS: dict[str, Callable] = {
 }
 
 
-def _float_steps(d, shape: tuple) -> list[dict]:
+_OPERAND_OPS = ("add", "sub", "mul", "div", "mask_where", "matmul")
+"""Float ops whose float other side may be a second quantized tensor (``"rhs_scheme"``)."""
+
+
+def _quantized_operand(d, s: dict, profile) -> dict:
+    """One in three float other sides of :data:`_OPERAND_OPS` quantized on the device under a scheme of their own:
+    for an elementwise op any scheme the profile quantizes whose blocks tile the operand (its values as drawn); for a
+    matmul a per-tensor integer scheme and values ``k * 2^e`` (``k`` in quarters) with one ``+-qmax * 2^e``, so the
+    scale is ``2^e`` and every dequantized value, product and sum is exact (others' sums depend on the order)."""
+    if s["op"] not in _OPERAND_OPS or not isinstance(s.get("rhs"), list) or d.integer(0, 2):
+        return s
+    shape = s["shape"]
+    if s["op"] == "matmul":
+        value = d.pick([v for v in ("Q8S", "Q4S", "Q2S") if _supported(_per_tensor(v), profile)] or ["Q8S"])
+        qmax, unit = int(QuantValue[value].range()[1]), 2.0 ** d.integer(-7, -2)
+        k = [min(max(d.integer(-4 * qmax, 4 * qmax) / 4, -qmax), qmax) for _ in s["rhs"]]
+        k[d.integer(0, len(k) - 1)] = qmax * d.pick([1, -1])
+        return {**s, "rhs": [v * unit for v in k], "rhs_scheme": _per_tensor(value)}
+    for _ in range(4):
+        scheme = _layout_scheme(d, profile)
+        block = (scheme.get("block") or {}).get("size")
+        if block is None or (len(block) <= len(shape) and all(
+                n % b == 0 for n, b in zip(shape[len(shape) - len(block):], block))):
+            return {**s, "rhs_scheme": scheme}
+    return {**s, "rhs_scheme": _per_tensor("Q8S")}
+
+
+def _per_tensor(value: str) -> dict:
+    return {"value": value, "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+
+
+def _float_steps(d, shape: tuple, profile) -> list[dict]:
     """1-2 float-op steps, each valid for the shape it meets (a matmul needs rank 2, a stack a rank to spare and
-    room for its copies: drawn again as ``abs``)."""
+    room for its copies: drawn again as ``abs``), a float other side sometimes a second quantized tensor."""
     steps = []
     for _ in range(d.integer(1, 2)):
-        s = _FLOAT_STEP_DRAWS[d.pick(list(_FLOAT_STEP_DRAWS))](d, shape)
+        s = _quantized_operand(d, _FLOAT_STEP_DRAWS[d.pick(list(_FLOAT_STEP_DRAWS))](d, shape), profile)
         after = _float_shape(shape, s)
         if after is None or not len(after) <= LAYOUT_MAX_RANK or math.prod(after) > LAYOUT_MAX_ELEMENTS:
             s, after = {"op": "abs"}, shape
@@ -960,7 +991,7 @@ def float_ops_cases(d, profile) -> FuzzCase:
     moved = _moved_shape(shape, moves, profile)
     if moved is None:  # a panicking or emptying move: the float ops are this strategy's subject
         moves, moved = [], shape
-    return FuzzCase("float_ops", {"scheme": scheme, "steps": moves + _float_steps(d, moved)}, inputs)
+    return FuzzCase("float_ops", {"scheme": scheme, "steps": moves + _float_steps(d, moved, profile)}, inputs)
 
 
 def _finite_codes(codes: np.ndarray, value: str) -> np.ndarray:

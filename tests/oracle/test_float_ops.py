@@ -52,6 +52,38 @@ def test_argmax_reads_values_not_codes():
     assert out["quantized"] is False and out["x"].tolist() == [[0.0]]
 
 
+Q4S = {"value": "Q4S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
+TIE = {"op": "add", "rhs": [0.3125, -0.875], "shape": [1, 2], "rhs_scheme": Q4S}
+"""A second quantized operand: amax 0.875 = 7/8, so its Q4S scale is exactly 1/8 and 0.3125 / (1/8) = 2.5, a tie."""
+PAIR = {"codes": np.array([[2, -4]], np.int8), "scales": np.array([0.5], np.float32)}  # values [1, -2]
+
+
+@pytest.mark.parametrize("profile, tie", [("burn-0.22.0-pre.3/flex", 0.375), ("burn-0.22.1/flex", 0.375),
+                                          ("burn-0.23.0-pre.1/flex", 0.25)])
+def test_a_second_quantized_operand_is_quantized_on_the_device_under_its_own_scheme(profile, tie):
+    """``q.add(Tensor::from_data(rhs).quantize_dynamic(&Q4S))``: the operand's tie rounds as the backend rounds
+    (away from zero on burn 0.22's CPU backends: code 3, 0.375; to even on 0.23's flex: code 2, 0.25), then both
+    sides are dequantized and added: a float result."""
+    out = run([TIE], PAIR, profile=profile)
+    assert out["quantized"] is False and bits(out["x"]) == bits([[1.0 + tie, -2.875]])
+
+
+def test_a_second_quantized_operand_panics_where_its_scheme_does_before_the_op():
+    """ndarray quantizes only Q8F/Q8S (and per-tensor Q2S): the operand's quantize_dynamic panics, whatever the
+    held tensor holds."""
+    with pytest.raises(oracle.BurnPanic) as err:
+        run([TIE], PAIR, profile="burn-0.22.1/ndarray")
+    assert err.value.code == "ndarray.unsupported_scheme"
+
+
+def test_a_matmul_by_a_second_quantized_tensor_uses_its_dequantized_values():
+    """[1, -2] @ w, w = [[0.3125], [-0.875]] quantized Q4S (codes 3 and -7 on 0.22.1 flex: 0.375, -0.875):
+    1 * 0.375 + (-2) * (-0.875) = 2.125 (the float w would give 2.0625)."""
+    step = {"op": "matmul", "rhs": [0.3125, -0.875], "shape": [2, 1], "rhs_scheme": Q4S}
+    out = run([step], PAIR)
+    assert out["quantized"] is False and bits(out["x"]) == bits([[2.125]])
+
+
 def test_matmul_with_a_quantized_rhs_and_with_both_sides_quantized():
     lhs = [1.0, 2.0]  # [1, 2] @ values [2, 4]: [0.75+1, -1.25-4, 1.75+2, 0.25+3]
     out = run([{"op": "matmul", "lhs": lhs, "shape": [1, 2]}])
@@ -76,6 +108,9 @@ def test_a_sum_is_expected_only_where_every_order_agrees():
     with pytest.raises(oracle.UndefinedBehaviour):  # +0.0 or -0.0, as the accumulator starts
         check_order_free(np.array([[-0.0, -0.0]]), 1)
     check_order_free(np.array([[-0.0, 0.0]]), 1)  # +0.0 in every order
+    with pytest.raises(oracle.UndefinedBehaviour):  # exactly 2^127, but 2^127 + 2^127 first is inf in f32
+        check_order_free(np.array([2.0**127, 2.0**127, -2.0**127]), 0)
+    check_order_free(np.array([2.0**126, 2.0**126, -2.0**126]), 0)  # every partial sum at most 2^127: finite
 
 
 def test_signed_zeros_on_a_sorted_axis_have_no_expected_order():

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::layout::{Dyn, any_rank, float_input, quantized_input, read_back, same_rank, steps, usize_of};
 use crate::target::Target;
+use crate::scheme::scheme_from_json;
 use crate::tensors::{Inputs, scheme_param};
 use qconform_protocol::{Failure, Output, fail};
 
@@ -49,12 +50,17 @@ fn float_operand<const D: usize>(step: &Value, key: &str, device: &burn_tensor::
     Ok(Tensor::<D>::from_data(TensorData::new(values, shape), device))
 }
 
-/// A binary step's other side: the same tensor (`"rhs": "self"`, quantized like it) or a float tensor.
+/// A binary step's other side: the same tensor (`"rhs": "self"`, quantized like it), a float tensor, or with
+/// `"rhs_scheme"` that float tensor quantized on the device under its own scheme (a second QFloat tensor).
 fn other<const D: usize>(x: &Tensor<D>, step: &Value) -> Result<Tensor<D>, Failure> {
     if step.get("rhs").and_then(Value::as_str) == Some("self") {
         return Ok(x.clone());
     }
-    float_operand::<D>(step, "rhs", &x.device())
+    let rhs = float_operand::<D>(step, "rhs", &x.device())?;
+    match step.get("rhs_scheme") {
+        Some(s) => Ok(rhs.quantize_dynamic(&scheme_from_json(s)?)),
+        None => Ok(rhs),
+    }
 }
 
 /// A comparison of the tensor with the step's scalar `"value"`: `x.<compare>(value)`.
@@ -149,7 +155,8 @@ fn apply(t: Dyn, step: &Value) -> Result<Dyn, Failure> {
             Ok(same_rank!(t, x, D => { let m = mask(&x, step)?; x.mask_fill(m, fill) }))
         }
         "mask_where" => Ok(same_rank!(t, x, D => {
-            let (m, source) = (mask(&x, step)?, other(&x, step)?);
+            let source = other(&x, step)?; // first, as every other side: a quantized one's panics before the mask's
+            let m = mask(&x, step)?;
             x.mask_where(m, source)
         })),
         // a Bool result, read as floats (`Tensor::float`): 1.0 where it holds, else 0.0
