@@ -115,9 +115,10 @@ def test_digest_draws_the_cases_of_the_backends_scope(formats, backend_format):
     drawn = [f.draw(i)[0] for i in range(120)]
     f.close()
     sent = iter(backend.sent)
-    for case in drawn:
-        if inner.hello.capabilities.not_applicable(engine._as_case(case, False)) is None:
-            assert next(sent) == (case.op, case.params, {k: a.tobytes() for k, a in case.inputs.items()})
+    for drawn_case in drawn:
+        if inner.hello.capabilities.not_applicable(engine._as_case(drawn_case, False)) is None:
+            assert next(sent) == (drawn_case.op, drawn_case.params,
+                                  {k: a.tobytes() for k, a in drawn_case.inputs.items()})
     reference = engine.digest_run(oracle_backend(), "burn-0.22.1/flex", seed=5, cases=120, formats=formats,
                                   capabilities=inner.hello.capabilities)
     assert reference.digest == run.digest
