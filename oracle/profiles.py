@@ -421,10 +421,29 @@ def _float_ops_products(binary: str) -> Campaign:
     return Campaign(20261207, 20_000, ("float_ops",), "2026-12-02", binary, "284d786", 0, _PRODUCTS_JUDGED[binary])
 
 
+# float_ops again after a float other side could be a second quantized tensor (rhs_scheme) and a sum past f32's range
+# became undefined (docs/fuzzing.md, "float_ops with a second quantized tensor, 2026-12-02"): seed 20261208 per CPU
+# build. The first run found the overflowing sum on the three flex builds; these are the runs after the fix.
+_OPERANDS_JUDGED = {
+    "qconform-burn-pre3-ndarray": "18,278 judged, 1,722 undefined (skipped)",
+    "qconform-burn-pre3-flex": "18,082 judged, 1,918 undefined (skipped)",
+    "qconform-burn-0_22_1-ndarray": "18,319 judged, 1,681 undefined (skipped)",
+    "qconform-burn-0_22_1-flex": "18,377 judged, 1,623 undefined (skipped); the one class of the first run (a sum "
+                                 "past f32's range, 1 case) modelled",
+    "qconform-burn-0_23_0_pre_1-flex": "18,096 judged, 1,904 undefined (skipped), the default-feature build (simd, "
+                                       "multi-threads) alike; the one class of the first run (a sum past f32's "
+                                       "range, 1 case) modelled",
+}
+
+
+def _float_ops_operands(binary: str) -> Campaign:
+    return Campaign(20261208, 20_000, ("float_ops",), "2026-12-02", binary, "428928d", 0, _OPERANDS_JUDGED[binary])
+
+
 def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
     return Campaign(20261201, 20_000, _DEFAULT_OPS_2026_12_01, "2026-12-01", binary, "176770b", 0,
                     _CAMPAIGN_NOTE.format(judged=judged),
-                    then=(_float_ops_2026_12_02(binary), _float_ops_products(binary)))
+                    then=(_float_ops_2026_12_02(binary), _float_ops_products(binary), _float_ops_operands(binary)))
 
 
 # The WGSL builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: a quantized matmul side's WGSL compile
