@@ -129,6 +129,13 @@ FLOAT_CODES = Choice(
                   "even), in Native bytes and PackedU32 fields alike, and decode them by value (burn 0.22.1's GPU "
                   "route: cubek-quant-0.3.1 quantize.rs:34-49, :144-155, dequantize.rs:123-131)",
 )
+FP8_NAN = Choice(
+    "fp8_nan",
+    float8="every E4M3/E5M2 NaN code decodes to 0x7FFFE000: the float8 crate widens it to f16's canonical 0x7FFF, "
+           "sign dropped (burn's host types)",
+    quiet="a Native E4M3/E5M2 NaN code decodes to the quiet NaN 0x7FC00000 with the code's sign: SPIR-V's "
+          "OpFConvert from an fp8 type on Mesa lavapipe (measured, burn 0.22.1)",
+)
 NAN_CODE = Choice(
     "nan_code",
     panic="ndarray's NumCast unwrap panics",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .blocks import layout_of
-from .choices import FLOAT_CODES, KERNEL
+from .choices import FLOAT_CODES, FP8_NAN, KERNEL
 from .codec import LAYOUTS, check_data_length, from_bytes, read_params, scale_bytes, to_bytes
 from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
@@ -232,11 +232,24 @@ def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
     integer (measured on lavapipe: E4M3 code -128 dequantizes to -128, not -0); from 0.22.1 it decodes a minifloat
     field by value (cubek-quant-0.3.1 ``dequantize.rs:123-131``)."""
     if value.is_float and not packed_u32:
-        return minifloat_values(codes, value)
+        return profile.step(NATIVE_FLOAT_DECODERS)(codes, value)
     if value.is_float:
         return profile.step(FLOAT_DECODERS)(codes, value)
     return codes.astype(np.float32)
 
+
+def _quiet_nan_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+    """:func:`minifloat_values`, each NaN the quiet 0x7FC00000 with its code's sign bit."""
+    out = minifloat_values(codes, value)
+    nan = np.isnan(out)
+    if nan.any():
+        sign = (np.asarray(codes, dtype=np.int8).view(np.uint8).astype(np.uint32) & 0x80) << 24
+        out[nan] = (np.uint32(0x7FC00000) | sign[nan]).view(np.float32)
+    return out
+
+
+# The f32 a GPU kernel reads from a Native fp8 code (profile field fp8_nan: only a NaN code's bits differ).
+NATIVE_FLOAT_DECODERS = FP8_NAN.steps({"float8": minifloat_values, "quiet": _quiet_nan_values})
 
 # What a minifloat code stands for on the CPU: the integer itself, or (burn's own types) the format's value.
 FLOAT_DECODERS = FLOAT_CODES.steps({"integer": lambda codes, value: codes.astype(np.float32),

@@ -130,6 +130,11 @@ class Profile:
     GPU); ``format``, the scaled value converted by burn's own minifloat types and decoded by value (flex >=
     0.23.0-pre.1, ``burn-flex/src/quant_codes.rs``); an E2M1 code is then its nibble, never sign-extended."""
 
+    fp8_nan: str = _one_of(c.FP8_NAN, "float8")
+    """The f32 a GPU kernel reads from a Native E4M3/E5M2 NaN code: ``float8`` (0x7FFFE000, burn's host types)
+    or ``quiet`` (0x7FC00000 with the code's sign, SPIR-V's conversion on lavapipe). A NaN's bits matter where a
+    requantization meets it: the kernel's scale round-up wraps 0x7FFFE000 to -0.0 and keeps 0x7FC00000 a NaN."""
+
     # --- scales ---
     zero_scale: str = _one_of(c.ZERO_SCALE, "point_one")
     """Effective-scale guard: ``point_one`` (ndarray ``valid_scale``: exactly 0 → 0.1); ``min_positive`` (flex
@@ -380,7 +385,7 @@ class Profile:
 CONCERNS: dict[str, tuple[str, ...]] = {
     "identity": ("name", "description", "backend", "status", "kernel"),
     "arithmetic": ("tie", "division", "divide_in_input_dtype", "clamp", "nan_code", "saturate_codes_to_i8",
-                   "neg", "float_codes", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
+                   "neg", "float_codes", "fp8_nan", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
     "scales": ("zero_scale", "ue8m0", "clamp_min_ignores_nan", "scales_read_as_input_dtype", "scales_by_strides",
                "empty_keeps_given_bytes", "empty_scales_uninitialized"),
     "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",

@@ -275,5 +275,52 @@ def operand_cases():
     return out
 
 
+# Float ops that meet or make NaN and inf: sqrt of negative values (an IEEE invalid operation, whose NaN is the
+# machine's default one: its sign differs between x86 and Arm, so no vector lets a sort read it) and fp8 NaN and inf
+# codes loaded as parts (each decodes to a non-finite f32 that the float op and a requantization meet). Any NaN
+# matches any NaN in a judged output (docs/vector-format.md), so a vector pins where NaNs go, not their bits.
+_SIGNED = np.array([[3, -5, 7, 1], [2, -8, 4, 6]], np.int8)
+_E4M3_NAN = np.array([[0x38, 0x7F, 0xC0, 0x40], [0xFF, 0x30, 0xB8, 0x44]], np.uint8).view(np.int8)  # 1 NaN -2 2 / -NaN
+_E5M2_INF = np.array([[0x3C, 0x7C, 0xC0, 0x40], [0xFC, 0x38, 0xBC, 0x7D]], np.uint8).view(np.int8)  # 1 inf -2 2 / -inf
+_E5M2_NAN_BLOCKS = np.array([[0x3C, 0x7E, 0x40], [0xFD, 0x38, 0x44], [0x3C, 0x40, 0x44], [0x38, 0x7D, 0x3C]],
+                            np.uint8).view(np.int8)  # NaN codes 0x7E, 0xFD, 0x7D in three of the six [2, 1] blocks
+_QUARTER, _ONE = f32([0.25]), f32([1.0])
+NON_FINITE = {
+    "q8s/sqrt": (scheme("Q8S"), _SIGNED, _QUARTER, [{"op": "sqrt"}], "sqrt of the negative values: NaN, a float result"),
+    "q8s/sqrt-abs-sort": (scheme("Q8S"), _SIGNED, _QUARTER, [{"op": "sqrt"}, {"op": "abs"}, {"op": "sort", "dim": 1}],
+                          "abs clears the sign of sqrt's NaNs (negative on x86, positive on Arm): the total-order "
+                          "sort then puts them last on every machine"),
+    "q8s/sqrt-argmax": (scheme("Q8S"), _SIGNED, _QUARTER, [{"op": "sqrt"}, {"op": "argmax", "dim": 1}],
+                        "argmax of a float row with NaNs: the first NaN's index"),
+    "q8s/sqrt-mask": (scheme("Q8S"), _SIGNED, _QUARTER, [{"op": "sqrt"}, {"op": "mask_fill", "compare": "lower_elem",
+                                                                 "value": 2.0, "fill": 0.5}],
+                      "a NaN compares false: mask_fill leaves it"),
+    "e4m3/abs": (scheme("E4M3"), _E4M3_NAN, _ONE, [{"op": "abs"}],
+                 "E4M3 NaN codes (0x7F, 0xFF) decode to NaN: abs requantizes a tensor whose max is NaN"),
+    "e4m3/argmax": (scheme("E4M3"), _E4M3_NAN, _ONE, [{"op": "argmax", "dim": 1}],
+                    "argmax of the decoded values: the first NaN's index"),
+    "e4m3/neg": (scheme("E4M3"), _E4M3_NAN, _ONE, [{"op": "neg"}], "neg of the decoded values: NaN stays NaN, the "
+                                                              "finite values change sign"),
+    "e5m2/abs": (scheme("E5M2"), _E5M2_INF, _ONE, [{"op": "abs"}],
+                 "E5M2 inf and NaN codes: abs requantizes a tensor whose max is inf"),
+    "e5m2/add-scalar": (scheme("E5M2"), _E5M2_INF, _ONE, [{"op": "add_scalar", "value": 0.5}],
+                        "inf + 0.5 stays inf, NaN stays NaN: a float result"),
+    "e5m2/max-dim": (scheme("E5M2"), _E5M2_INF, _ONE, [{"op": "max_dim", "dim": 1}],
+                     "max_dim meets inf and a NaN: q_argmax then q_gather, requantized"),
+    "e5m2-block/select-neg": (scheme("E5M2", block=[2, 1], block_dtype="UE4M3"), _E5M2_NAN_BLOCKS,
+                              f32([1.0, 0.5, 2.0, 1.0, 0.25, 1.0]),
+                              [{"op": "select", "dim": 1, "indices": [0]}, {"op": "neg"}],
+                              "select requantizes the blocks, one of them holding a NaN code: its NaN scale goes "
+                              "through the kernel's round-up, which keeps 0x7FC00000 (SPIR-V's fp8 decoding) a NaN "
+                              "and wraps 0x7FFFE000 (burn's host decoding) to -0.0 (profile field fp8_nan)"),
+}
+
+
+def non_finite_cases():
+    """NaN and inf made by a float op or loaded as codes, through the float op and any requantization after it."""
+    return [_from_parts(f"float_ops/non-finite/{name}", sch, steps, codes, scales, None, why)
+            for name, (sch, codes, scales, steps, why) in NON_FINITE.items()]
+
+
 def cases():
-    return family_cases() + device_cases() + nan_cases() + operand_cases()
+    return family_cases() + device_cases() + nan_cases() + operand_cases() + non_finite_cases()

@@ -135,3 +135,29 @@ def test_a_lone_block_may_not_be_spread_over_rows():
     # an unsqueeze keeps the block on one row
     x, _ = run_steps(qt, [{"op": "reshape", "shape": [1, 2]}], get_profile(VULKAN))
     assert x.tolist() == [[3.0, -4.0]]
+
+
+def test_spirv_reads_an_fp8_nan_code_as_the_quiet_nan_with_its_sign():
+    # Measured on lavapipe (0.22.1 and 0.23.0-pre.1 vulkan): dequantize of E5M2 codes 0x7E, 0xFD and E4M3 0x7F, 0xFF
+    # printed 0x7FC00000, 0xFFC00000, 0x7FC00000, 0xFFC00000; burn's host types give 0x7FFFE000 for all four.
+    for value, codes, want in ((QuantValue.E5M2, [0x7E, 0xFD, 0x3C], [0x7FC00000, 0xFFC00000, 0x3F800000]),
+                               (QuantValue.E4M3, [0x7F, 0xFF, 0x38], [0x7FC00000, 0xFFC00000, 0x3F800000])):
+        qt = o.QTensor(np.array(codes, np.uint8).view(np.int8), np.ones(1, np.float32), None, Q8S.with_value(value))
+        assert o.dequantize(qt, profile=VULKAN).view(np.uint32).tolist() == want
+        assert o.dequantize(qt, profile=PRE3_VULKAN).view(np.uint32).tolist()[:2] == [0x7FFFE000] * 2
+
+
+def test_a_requantized_nan_block_keeps_a_nan_scale_on_spirv():
+    # select(1, [0]) of an E5M2 [2, 1]-block UE4M3 tensor requantizes each block; block 0 holds code 0xFD (NaN).
+    # Its max |x| is the quiet NaN 0x7FC00000 and max / 57344 stays it; the kernel's round-up adds 0xFFFFF and
+    # clears the low 20 bits: 0x7FCFFFFF & 0xFFF00000 = 0x7FC00000, a NaN (measured: the scale reads back NaN and
+    # both values of the block dequantize to NaN). Read as 0x7FFFE000 (fp8_nan = float8) the same add wraps to
+    # 0x800FDFFF & 0xFFF00000 = 0x80000000: the -0.0 the oracle gave before, found by fuzzing float_ops.
+    scheme = Q8S.with_value(QuantValue.E5M2).per_block([2, 1], ScaleDtype.UE4M3)
+    codes = np.array([[0x3C, 0x7E], [0xFD, 0x38], [0x3C, 0x40], [0x38, 0x7D]], np.uint8).view(np.int8)
+    qt = o.QTensor(codes, np.ones(4, np.float32), None, scheme)
+    steps = [{"op": "select", "dim": 1, "indices": [0]}]
+    _, held = run_steps(qt, steps, get_profile(VULKAN))
+    assert held.scales.view(np.uint32).tolist()[0] == 0x7FC00000
+    _, held = run_steps(qt, steps, get_profile(VULKAN).with_(fp8_nan="float8"))
+    assert held.scales.view(np.uint32).tolist()[0] == 0x80000000
