@@ -441,10 +441,28 @@ def _float_ops_operands(binary: str) -> Campaign:
     return Campaign(20261208, 20_000, ("float_ops",), "2026-12-02", binary, "428928d", 0, _OPERANDS_JUDGED[binary])
 
 
+# float_ops again after its strategies stopped filtering non-finite values (fp8 NaN and inf codes kept, sqrt of
+# negative values; docs/fuzzing.md, "float_ops meets NaN and inf, 2026-12-03"): seed 20261209 per CPU build, about
+# 925 sqrt cases and 1,234 with a non-finite fp8 code in 20,000.
+_NON_FINITE_JUDGED = {
+    "qconform-burn-pre3-ndarray": "18,282 judged, 1,718 undefined (skipped)",
+    "qconform-burn-pre3-flex": "18,017 judged, 1,983 undefined (skipped)",
+    "qconform-burn-0_22_1-ndarray": "18,334 judged, 1,666 undefined (skipped)",
+    "qconform-burn-0_22_1-flex": "18,378 judged, 1,622 undefined (skipped)",
+    "qconform-burn-0_23_0_pre_1-flex": "18,044 judged, 1,956 undefined (skipped), the default-feature build (simd, "
+                                       "multi-threads) alike",
+}
+
+
+def _float_ops_non_finite(binary: str) -> Campaign:
+    return Campaign(20261209, 20_000, ("float_ops",), "2026-12-03", binary, "32ed27f", 0, _NON_FINITE_JUDGED[binary])
+
+
 def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
     return Campaign(20261201, 20_000, _DEFAULT_OPS_2026_12_01, "2026-12-01", binary, "176770b", 0,
                     _CAMPAIGN_NOTE.format(judged=judged),
-                    then=(_float_ops_2026_12_02(binary), _float_ops_products(binary), _float_ops_operands(binary)))
+                    then=(_float_ops_2026_12_02(binary), _float_ops_products(binary), _float_ops_operands(binary),
+                          _float_ops_non_finite(binary)))
 
 
 # The WGSL builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: a quantized matmul side's WGSL compile
@@ -500,7 +518,11 @@ EVIDENCE: dict[str, Evidence] = {
                  then=(Campaign(20261205, 3_000, ("float_ops",), "2026-12-02", "qconform-burn-0_22_1-vulkan", "ffe7e67",
                                 2, "2,043 judged, 554 undefined (skipped), 401 not applicable; 2 classes in the layout "
                                    "steps before the float ops, not modelled (docs/findings.md, \"Products, scans and "
-                                   "argsort on 0.22.1 SPIR-V\")"),)),
+                                   "argsort on 0.22.1 SPIR-V\")"),
+                       Campaign(20261209, 800, ("float_ops",), "2026-12-03", "qconform-burn-0_22_1-vulkan", "32ed27f",
+                                0, "545 judged, 129 undefined (skipped), 126 not applicable, with fp8 NaN and inf "
+                                   "codes and sqrt of negative values; the one class of the first run (an fp8 NaN "
+                                   "code's bits in a requantized block, 1 case) modelled (fp8_nan)"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
@@ -547,7 +569,10 @@ EVIDENCE: dict[str, Evidence] = {
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
                  "200 judged per weight-1 op): 3 diverging in 3 classes, each also on the 0.22.1 SPIR-V binary (an "
                  "empty two-level tensor's fresh global, declared undefined since; a -inf f16 scale's code; a NaN "
-                 "UE4M3 scale after select): not 20,000 cases per op"),
+                 "UE4M3 scale after select, modelled since (fp8_nan)): not 20,000 cases per op",
+                 then=(Campaign(20261209, 800, ("float_ops",), "2026-12-03", "qconform-burn-0_23_0_pre_1-vulkan",
+                                "32ed27f", 0, "543 judged, 131 undefined (skipped), 126 not applicable, with fp8 NaN "
+                                              "and inf codes and sqrt of negative values"),)),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
 }
 
