@@ -512,7 +512,8 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "669 vectors: 629 passed, 40 not applicable, 0 diverging (2026-11-30, --strict-messages)",
+        "1749 vectors: 1440 passed, 309 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "at 32ed27f); in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
                  then=(Campaign(20261205, 3_000, ("float_ops",), "2026-12-02", "qconform-burn-0_22_1-vulkan", "ffe7e67",
@@ -563,8 +564,9 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_WGSL_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1663 vectors: 1369 passed, 294 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
-        "judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
+        "1749 vectors: 1444 passed, 305 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, at "
+        "32ed27f; on 1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not "
+        "in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
                  "200 judged per weight-1 op): 3 diverging in 3 classes, each also on the 0.22.1 SPIR-V binary (an "
