@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .blocks import layout_of
+from .blocks import layout_of, params_shape
 from .choices import FLOAT_CODES, FP8_NAN, KERNEL
 from .codec import LAYOUTS, check_data_length, from_bytes, read_params, scale_bytes, to_bytes
 from .errors import BurnPanic, UndefinedBehaviour, panic, returned_by_backend_read
@@ -23,7 +23,7 @@ from .rounding import float_dtype, minifloat_values
 from .scales import effective_scales
 from .scheme import NATIVE, QuantMode, QuantScheme, QuantValue, ScaleDtype, shape_debug
 from .stages import Stages
-from .support import check_dequantize, check_from_data, native_vector_width
+from .support import check_dequantize, check_from_data, fused_read, native_vector_width
 
 
 def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile = DEFAULT_PROFILE,
@@ -39,8 +39,39 @@ def dequantize(qtensor: QTensor, dtype: str = "f32", *, profile: str | Profile =
             # device may hold what bytes cannot: an F16 global, a store packed along a dim it lacks)
             codes, scales, glob = qtensor.codes, qtensor.scales, qtensor.global_scale
         else:
-            codes, scales, glob = _reload(qtensor, prof, checks=not held)
+            try:
+                codes, scales, glob = _reload(qtensor, prof, checks=not held)
+            except BurnPanic as upload:
+                if upload.code != prof.oversized_upload_panic or prof.read_failure != "returns_unwritten":
+                    raise
+                _compile_failure_first(qtensor, dtype, prof, stages, fusible=not in_backend)
+                raise
         return _dequantize_held(qtensor, codes, scales, glob, dtype, prof, stages, fusible=not in_backend)
+
+
+# Kernel compile failures that only a read reports (the launch returned; its bytes were never written), as opposed to
+# a panic at the call: WGSL's refusal of a scalar fp8 and of i8, as burn 0.22.0-pre.3 (``bytes: host access failed``)
+# and burn >= 0.22.1 (cubecl-runtime's ``Unwritten``) read them.
+FP8_SCALAR_FAILURES = frozenset({"wgsl.fp8_scalar", "wgsl.fp8_scalar_unwritten"})
+MATMUL_I8_FAILURES = frozenset({"wgsl.matmul_i8", "wgsl.matmul_i8_unwritten"})
+COMPILE_FAILURES = FP8_SCALAR_FAILURES | MATMUL_I8_FAILURES
+
+
+def _compile_failure_first(qtensor: QTensor, dtype: str, profile: Profile, stages, fusible: bool) -> None:
+    """wgpu copies an oversized upload (``oversized_upload_panic``) only when the read flushes the queued work; a
+    kernel that failed to compile on the way is what that read reports first where the read returns the failure
+    (``read_failure = "returns_unwritten"``; measured on 0.22.1 WGSL: E2M1 PackedU32 with UE8M0 or UE4M3 block
+    scales, MXFP4 and NVFP4, reports the fp8 scale's compile failure; on 0.22.0-pre.3, whose read panics in the
+    bytes, the upload's panic comes first). Raises that failure, if the dequantize meets one."""
+    past = profile.with_(oversized_upload_panic=None)
+    try:
+        codes, scales, glob = _reload(qtensor, past)
+        _dequantize_held(qtensor, codes, scales, glob, dtype, past, stages, fusible=fusible)
+    except BurnPanic as p:
+        if p.code in COMPILE_FAILURES:
+            raise p from None
+    except UndefinedBehaviour:  # what the upload's panic leaves unread
+        pass
 
 
 @contextmanager
@@ -90,6 +121,8 @@ def _dequantize_held(qtensor: QTensor, codes: np.ndarray, scales: np.ndarray, gl
         values = _memory_order(values, qtensor)
     if words and _whole_words(qtensor):
         values, per_element = _packed_words(values, layout.spread(effective), qtensor)
+    elif fusible and _fused_outer_words(qtensor.scheme, codes.shape, prof):
+        per_element = layout.spread(effective)
     else:
         unit = 1 if qtensor.last_axis_moved else native_vector_width(codes.shape, np.dtype(out).itemsize, prof)
         per_element = prof.step(SPREADS)(layout.spread(effective), codes.shape, qtensor.scheme, unit)
@@ -183,7 +216,47 @@ def _reload_gpu(qt: QTensor, data: np.ndarray, profile: Profile, checks: bool):
             and numel:  # measured through SPIR-V: the scale buffer is allocated whole, the rest stays unwritten
         check_dequantize(scheme, shape, profile)  # unless the read fails before any kernel reads a scale
         raise UndefinedBehaviour("fewer scales loaded than blocks: the rest of the scale buffer is uninitialized")
-    return np.asarray(qt.codes, dtype=np.int8), scales, glob
+    codes = np.asarray(qt.codes, dtype=np.int8)
+    if checks and stored_swapped(scheme, shape, profile):  # at the load: a held tensor is past it
+        codes, scales = _read_as_stored(codes, scales, shape, scheme)
+    return codes, scales, glob
+
+
+def stored_swapped(scheme, shape: tuple[int, ...], profile: Profile) -> bool:
+    """burn-cubecl 0.22.1 holds a tensor packed along an outer axis as the tensor with that axis swapped innermost,
+    whose bytes it takes row-major ("its bytes are the stored tensor's", ``new_quantized``, ``ops/qtensor.rs:70-121``),
+    while burn-std up to 0.22.1 writes ``TensorData::quantized`` in the logical tensor's row-major order
+    (``value_layout = "bytes"``): the device reads the values, and the block scales, transposed (measured on both
+    lavapipe builds: a Q8S ``PackedU32(1)`` ``[8, 4]`` holding 0..31 dequantizes to ``[[0, 8, 16, 24], ...]``).
+    burn-std 0.23.0-pre.1 writes the stored order itself (``packed_lines``)."""
+    axis = len(shape) - 1 - scheme.store.dim
+    return (profile.stores_packed_axis_innermost and profile.value_layout == "bytes"
+            and scheme.store.kind == "PackedU32" and 0 <= axis < len(shape) - 1)
+
+
+def stored_axes(scheme, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``QTensor.memory_axes`` of a tensor held as its stored twin: the packed axis and the innermost swapped."""
+    axes = list(range(len(shape)))
+    axis = len(shape) - 1 - scheme.store.dim
+    axes[axis], axes[-1] = axes[-1], axes[axis]
+    return tuple(axes)
+
+
+def _read_as_stored(codes: np.ndarray, scales: np.ndarray, shape: tuple[int, ...], scheme) -> tuple:
+    """The logical codes and scales the device holds when it reads the logical row-major bytes as the stored
+    tensor's (the packed axis swapped innermost, its block dims swapped with it)."""
+    axis, last = len(shape) - 1 - scheme.store.dim, len(shape) - 1
+    stored = list(shape)
+    stored[axis], stored[last] = stored[last], stored[axis]
+    held = codes.reshape(stored).swapaxes(axis, last)
+    if scheme.block_size() is None:
+        return np.ascontiguousarray(held), scales
+    grid = list(params_shape(shape, scheme))
+    grid[axis], grid[last] = grid[last], grid[axis]
+    if np.asarray(scales).size != math.prod(grid):
+        return np.ascontiguousarray(held), scales
+    scales = np.asarray(scales).reshape(grid).swapaxes(axis, last)
+    return np.ascontiguousarray(held), np.ascontiguousarray(scales).reshape(-1)
 
 
 def _load_gpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
@@ -234,8 +307,23 @@ def _gpu_values(codes: np.ndarray, value: QuantValue, packed_u32: bool, profile:
     if value.is_float and not packed_u32:
         return profile.step(NATIVE_FLOAT_DECODERS)(codes, value)
     if value.is_float:
-        return profile.step(FLOAT_DECODERS)(codes, value)
+        return profile.step(PACKED_FLOAT_DECODERS)(codes, value)
     return codes.astype(np.float32)
+
+
+def _sign_extended_fields(codes: np.ndarray, value: QuantValue) -> np.ndarray:
+    """Each code's PackedU32 field sign-extended into an integer: the low ``size_bits`` bits of the code, so a 4-bit
+    E2M1 field 0xC (a code held as 12) is -4 (measured on lavapipe, 0.22.0-pre.3 SPIR-V: a two-level E2M1 operand
+    quantized on the device dequantizes its -4 fields to -4, not 12)."""
+    bits = value.size_bits
+    field = np.asarray(codes, dtype=np.int8).astype(np.int32) & ((1 << bits) - 1)
+    return (field - ((field >> (bits - 1)) << bits)).astype(np.float32)
+
+
+# What a GPU kernel reads from a minifloat PackedU32 field: up to 0.22.0-pre.3 the field as an integer, from 0.22.1 by
+# value (cubek-quant-0.3.1 dequantize.rs:123-131).
+PACKED_FLOAT_DECODERS = FLOAT_CODES.steps({"integer": _sign_extended_fields, "format": minifloat_values,
+                                           "kernel_codecs": minifloat_values})
 
 
 def _quiet_nan_values(codes: np.ndarray, value: QuantValue) -> np.ndarray:
@@ -270,6 +358,15 @@ def _per_word(spread: np.ndarray, shape: tuple[int, ...], scheme, vector: int) -
         return spread
     full = np.broadcast_to(spread, shape)
     return np.take(full, (np.arange(shape[axis]) // n) * n, axis=axis)
+
+
+def _fused_outer_words(scheme, shape: tuple[int, ...], profile: Profile) -> bool:
+    """A fused build reads the words of a PackedU32 tensor packed along an outer axis itself, each value with its own
+    block's scale, where the backend's dequantize takes one scale per word (measured on both fused WGSL builds:
+    ``dequantize/fuzz/packed-outer-dim-read-as-stored-blocks``)."""
+    axis = len(shape) - 1 - scheme.store.dim
+    return (scheme.store.kind == "PackedU32" and 0 <= axis < len(shape) - 1 and scheme.block_size() is not None
+            and fused_read(scheme, profile) == "u32")
 
 
 def _whole_words(qt: QTensor) -> bool:

@@ -73,7 +73,7 @@ def _wgsl_i8_root(kernel: str) -> str:
     return (_LAUNCH + "An error caused the compilation to fail\nCaused by:\n  WGSL compilation failed for kernel `"
             + kernel + "`: Validation Error\n\nCaused by:\n  In Device::create_shader_module, label = '" + kernel
             + "'\n    \nShader '" + kernel + "' parsing error: no definition in scope for identifier: `i8`\n  ┌─ "
-            "wgsl:{line}:{col}\n  │\n{line} │ @group(0) @binding(0) var<storage, read_write> {var}: array<{array}>;"
+            "wgsl:{line}:{col}\n  │\n{line} │ @group(0) @binding({binding}) var<storage, read_write> {var}: array<{array}>;"
             "\n  │{pad}^^ unknown identifier\n\n\n\nBacktrace:\nNo backtrace available")
 
 
@@ -257,15 +257,16 @@ _SITES = [
     PanicSite("wgsl.matmul_i8", "expect",
               'bytes: host access failed: Read("The server is in an invalid state\\nCaused by:\\n  A launch error '
               'happened\\nCaused by:\\n  A compilation error happened during launch\\nCaused by:\\n  An error caused '
-              'the compilation to fail\\nCaused by:\\n  WGSL compilation failed for kernel `{kernel}`: Validation '
-              "Error\\n\\nCaused by:\\n  In Device::create_shader_module, label = '{kernel}'\\n    \\nShader "
-              "'{kernel}' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:{line}:{col}\\n  "
-              "│\\n{line} │ @group(0) @binding(0) var<storage, read_write> {var}: array<i8>;\\n  │"
+              'the compilation to fail\\nCaused by:\\n  WGSL compilation failed for kernel `matmul_entry_lhs_f32_{kernel}`: Validation '
+              "Error\\n\\nCaused by:\\n  In Device::create_shader_module, label = 'matmul_entry_lhs_f32_{kernel}'\\n    \\nShader "
+              "'matmul_entry_lhs_f32_{kernel}' parsing error: no definition in scope for identifier: `i8`\\n  ┌─ wgsl:{line}:{col}\\n  "
+              "│\\n{line} │ @group(0) @binding({binding}) var<storage, read_write> {var}: array<i8>;\\n  │"
               "{pad}^^ unknown identifier\\n\\n\\n\\n"
               'Backtrace:\\nNo backtrace available")',
               "§9.3", "burn-cubecl-0.22.0-pre.3 quantized matmul of a Native (i8) tensor, compiled by "
-              "cubecl-wgpu-0.11.0-pre.3 (WGSL has no i8), reported at read-back by "
-              "cubecl-environment-0.11.0-pre.3/src/bytes/base.rs:446; measured on WGSL"),
+              "cubecl-wgpu-0.11.0-pre.3 (WGSL has no i8; the kernel's name spells its vector sizes, and naga numbers the i8 "
+              "binding's variable after the kernel's others), reported at read-back by "
+              "cubecl-environment-0.11.0-pre.3/src/bytes/base.rs:446; measured on WGSL", opaque=("kernel", "var")),
     # GPU, measured: burn 0.22.1 (cubecl 0.11.3) reports a failed launch when its output is read: the read returns
     # an ExecutionError naming the unwritten buffer and its root failure; burn-tensor's into_data panics with it.
     PanicSite("wgsl.fp8_scalar_unwritten", "expect", _INTO_DATA + _unwritten(_FP8_ROOT),
@@ -274,9 +275,10 @@ _SITES = [
               "base.rs:2077; measured on WGSL", opaque=_UNWRITTEN_OPAQUE),
     PanicSite("wgsl.matmul_i8_unwritten", "expect", _INTO_DATA + _unwritten(_MATMUL_I8_ROOT),
               "§9.3", "burn-cubecl-0.22.1 quantized matmul of a Native (i8) tensor, compiled by cubecl-wgpu-0.11.3 "
-              "(WGSL has no i8; the kernel's name spells its vector sizes and ends in a hash of its settings), "
-              "reported at read-back as cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
-              opaque=(*_UNWRITTEN_OPAQUE, "kernel")),
+              "(WGSL has no i8; the kernel's name spells its vector sizes and ends in a hash of its settings, and "
+              "naga numbers the i8 binding's variable after the kernel's others), reported at read-back as "
+              "cubecl-runtime-0.11.3/src/server/base.rs:475 `Unwritten`; measured on WGSL",
+              opaque=(*_UNWRITTEN_OPAQUE, "kernel", "var")),
     # burn-wgpu's default build (burn-fusion): a backend op is queued on the fusion stream and run when a read needs
     # its output, so a panic inside it (a launch check, a reduction) surfaces at that read as the stream's error.
     PanicSite("fusion.deferred", "expect", _INTO_DATA + "An error happened during execution\nCaused by:\n  {error}",

@@ -31,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from .choices import NEG
+from .dequantize import FP8_SCALAR_FAILURES, MATMUL_I8_FAILURES
 from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
 from .layout import NOT_FORWARDED, Errored, failed_on_stream, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
@@ -311,9 +312,12 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     operand = quantized_operand(s, profile)
     if isinstance(s.get("lhs"), list) and isinstance(s.get("shape"), list):
         lhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"])
+        if isinstance(held, QTensor):
+            _check_quantized_matmul(held, lhs.shape, "rhs", profile)
         rhs = values(held, profile) if isinstance(held, QTensor) else held
     elif isinstance(held, QTensor):
-        lhs = _gemm_lhs(held, other_side(s, held.codes).shape, profile)  # the kernel's own refusals come before any read-back
+        side = "self" if s.get("rhs") == "self" else "lhs"
+        lhs = _gemm_lhs(held, other_side(s, held.codes).shape, profile, side)  # the kernel's refusals come first
         rhs = other_side(s, values(held, profile)) if operand is None else values(operand, profile)
     else:
         lhs, rhs = held, other_side(s, held) if operand is None else values(operand, profile)
@@ -325,13 +329,19 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     return np.ascontiguousarray(products.sum(axis=-2).astype(np.float32))
 
 
-def _gemm_lhs(held: QTensor, rhs_shape: tuple[int, ...], profile: Profile) -> np.ndarray:
+def _check_quantized_matmul(held: QTensor, other_shape: tuple[int, ...], side: str, profile: Profile) -> None:
+    """WGSL's refusal of the quantized matmul kernel that reads ``held`` on ``side`` (``check_wgsl_matmul``), where
+    the profile routes a matmul of it to that kernel."""
+    if route({"op": "matmul", "shape": list(other_shape)}, held, profile) is float_i8:
+        check_wgsl_matmul(held, profile, side)
+
+
+def _gemm_lhs(held: QTensor, rhs_shape: tuple[int, ...], profile: Profile, side: str = "lhs") -> np.ndarray:
     """The values the GEMM sees of a quantized lhs: WGSL's refusal of its matmul kernel first (``oracle/layout.py``'s
     for a matmul step), and burn-tensor's ``[.., B, 1, K] @ [.., 1, K, N]`` turn, which swaps the quantized lhs first (a
     layout step of its own: flex requantizes a per-block tensor; found by fuzzing on burn-flex 0.22.0-pre.3)."""
     s = {"op": "matmul", "shape": list(rhs_shape)}
-    if route(s, held, profile) is float_i8:
-        check_wgsl_matmul(held, profile)
+    _check_quantized_matmul(held, rhs_shape, side, profile)
     swap = vecmat_swap(s, held.codes.shape)
     if swap is None:
         return values(held, profile)
@@ -403,21 +413,65 @@ def run_chain(held: QTensor | np.ndarray, steps: list[dict], profile: Profile,
     panics of the steps before it (as in ``qlayout``, ``layout.run_steps``)."""
     if profile.errored_float_ops:
         return stream_chain(held, steps, profile, upload)
+    late = None  # a kernel's compile failure: its launch returned, its bytes are never written
     for s in steps:
-        if upload is not None and s["op"] in HOST_READS:
+        if s["op"] in HOST_READS and late is not None:
+            raise read_by_sort(late)
+        if s["op"] in HOST_READS and upload is not None:
+            if profile.read_failure == "returns_unwritten":
+                _read_for_sort(held, s, profile)
             raise upload
-        if s["op"] in ROUTES:
-            held = float_step(held, s, profile)
-        elif s["op"] == "stack":
-            for part in stack_steps(s, np.shape(held.codes if isinstance(held, QTensor) else held)):
-                held = step(held, part, profile)
-        elif s["op"] == "matmul":
-            held = matmul(held, s, profile)
-        else:
-            held = step(held, s, profile)
+        try:
+            held = _chain_step(held, s, profile)
+        except BurnPanic as p:
+            past = _past_compile_failure(p, profile)
+            if past is None:
+                raise
+            if s["op"] in HOST_READS:  # the sort reads what its own dequantize never wrote
+                raise read_by_sort(p) from None
+            late = late or p
+            held = _past_step(held, s, past)
+    if late is not None:
+        raise late
     if upload is not None:
         raise upload
     return read_back(held, profile)
+
+
+def _chain_step(held, s: dict, profile: Profile):
+    """One step of :func:`run_chain` off a fused build's stream."""
+    if s["op"] in ROUTES:
+        return float_step(held, s, profile)
+    if s["op"] == "stack":
+        for part in stack_steps(s, np.shape(held.codes if isinstance(held, QTensor) else held)):
+            held = step(held, part, profile)
+        return held
+    if s["op"] == "matmul":
+        return matmul(held, s, profile)
+    return step(held, s, profile)
+
+
+def _past_step(held, s: dict, past: Profile):
+    """Step ``s`` as if the kernel that failed to compile had run: again under ``past``; a matmul whose quantized
+    kernel failed gives a float tensor of its shape (nothing reads its values: the read meets the failure)."""
+    if s["op"] != "matmul":
+        return _chain_step(held, s, past)
+    ghost = np.zeros(held.codes.shape if isinstance(held, QTensor) else np.shape(held), np.float32)
+    return np.zeros(np.shape(matmul(ghost, s, past)), np.float32)
+
+
+def _read_for_sort(held, s: dict, profile: Profile) -> None:
+    """A sort's read-back with a deferred upload's panic pending: a compile failure of the sort's own dequantize is
+    what the read meets first (any other panic of the step comes after the upload's) where the read returns the
+    failure (measured on 0.22.1 WGSL: an oversized E2M1 upload whose UE4M3 scales fail to compile, then ``sort``: the
+    compile failure; on 0.22.0-pre.3, whose read panics in the bytes, the upload's panic)."""
+    try:
+        _chain_step(held, s, profile)
+    except BurnPanic as p:
+        if _past_compile_failure(p, profile) is not None:
+            raise read_by_sort(p) from None
+    except UndefinedBehaviour:  # values the upload's panic leaves unread
+        pass
 
 
 # --- a fused build's stream (Profile.errored_float_ops) ----------------------------------------------------------
@@ -562,7 +616,9 @@ def _past_compile_failure(p: BurnPanic, profile: Profile) -> Profile | None:
     panic."""
     if p.code == profile.fused_i8_panic:
         return profile.with_(fused_i8_panic=None)
-    if p.code == "wgsl.fp8_scalar_unwritten":
+    if p.code in MATMUL_I8_FAILURES:
+        return profile
+    if p.code in FP8_SCALAR_FAILURES:
         return profile.with_(**{field: tuple(c for c in getattr(profile, field) if c != "wgsl.fp8_scales")
                                 for field in ("quantize_checks", "dequantize_checks")})
     return None

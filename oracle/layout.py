@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .codec import into_data
-from .dequantize import _reload
+from .dequantize import _reload, stored_axes, stored_swapped
 from .errors import BurnPanic, UndefinedBehaviour, skipped_below, surfaced_at_read
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
@@ -164,7 +164,8 @@ def load(qt: QTensor, profile: Profile) -> QTensor:
     (``moves_packing_dim``)."""
     codes, scales, glob = _reload(qt, profile)
     scheme = qt.scheme if profile.moves_packing_dim else qt.scheme.with_store(NATIVE)
-    return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme)
+    memory = stored_axes(qt.scheme, codes.shape) if stored_swapped(qt.scheme, codes.shape, profile) else None
+    return QTensor(np.asarray(codes, dtype=np.int8), scales, glob, scheme, memory_axes=memory)
 
 
 def load_deferred(qt: QTensor, profile: Profile) -> tuple[QTensor, BurnPanic | None]:

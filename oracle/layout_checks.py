@@ -16,16 +16,15 @@ from .scheme import ScaleDtype, shape_debug
 from .support import deferred_panic, fused_read, i8_binding, native_vector_width
 from .views import axes_of, row_major
 
-# The kernel WGSL refuses for a Native (i8) lhs, as cubecl names it for the suite's f32 operands (measured).
-_WGSL_MATMUL_KERNEL = "matmul_entry_lhs_f32_lhs_size_1_rhs_f32_rhs_size_1_acc_f32_acc_size_1"
 
-
-def check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
+def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
     """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
-    declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 lhs
+    declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 tensor
     fails to compile packed in u32 words too (E4M3/E5M2 ``PackedU32``: the kernel reads a scalar fp8; measured,
     found by fuzzing, seed 2), except in a fused build, whose matmul reads the words itself (``fused_read``,
-    measured: the product of the dequantized codes)."""
+    measured: the product of the dequantized codes). ``side``: where the quantized tensor sits, ``lhs``
+    (``q.matmul(f)``), ``rhs`` (``f.matmul(q)``) or ``self`` (``q.matmul(q)``), which decides the binding naga
+    reports (:data:`_I8_BINDINGS`)."""
     fused = fused_read(qt.scheme, profile)
     if qt.scheme.is_two_level() or fused == "u32":  # burn-cubecl-fusion's matmul reads packed words itself
         return
@@ -34,17 +33,27 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile) -> None:
         raise deferred_panic("wgsl.fp8_scalar", profile)
     if qt.scheme.store.kind != "Native":
         return
-    # Where naga reports the i8 binding, as measured: an F16 scale binding adds an `enable f16;` line and more
-    # bindings before the codes' (v13 on line 8), otherwise v5 on line 7. burn-cubecl-fusion's matmul reads the
-    # codes itself (`fused_read`, src/optim/matmul/fuser.rs:53), three lines earlier and as wide vectors as the
-    # last dim allows (measured: v5 on line 4 as vec4 for [4, 8]; v13 on line 5, one by one, for [1, 1, 1, 9]).
     f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
-    line, var = (8, "v13") if f16 else (7, "v5")
+    var, line, binding = _I8_BINDINGS[side]
+    line += f16
     width = 1
-    if fused == "i8":
+    if fused == "i8" and side == "lhs":
+        # burn-cubecl-fusion's matmul reads the codes itself (`fused_read`, src/optim/matmul/fuser.rs:53), three
+        # lines earlier and as wide vectors as the last dim allows (measured: v5 on line 4 as vec4 for [4, 8];
+        # v13 on line 5, one by one, for [1, 1, 1, 9]).
         line -= 3
         width = 1 if qt.last_axis_moved else native_vector_width(qt.codes.shape, 1, profile)
-    raise deferred_panic("wgsl.matmul_i8", profile, kernel=_WGSL_MATMUL_KERNEL, **i8_binding(var, line, width))
+    if f16 and side == "lhs":  # more bindings come before the lhs codes' with an F16 scale (measured: v13, line 8)
+        var = "v13"
+    raise deferred_panic("wgsl.matmul_i8", profile, **i8_binding(var, line, width, binding))
+
+
+# Where naga reports the quantized matmul kernel's i8 binding, by the side the quantized tensor is on, for F32 scales
+# (an F16 scale adds an `enable f16;` line first): (variable, line, binding), measured on lavapipe (0.22.1 and
+# 0.23.0-pre.1). naga numbers the variable after the kernel's other values (rank 2: v13 for an rhs, v19 for both
+# sides; rank 3: v21, v27), so the variable is opaque in the message and only its width (two digits for rhs and
+# self) places the caret.
+_I8_BINDINGS = {"lhs": ("v5", 7, 0), "rhs": ("v13", 6, 1), "self": ("v19", 6, 2)}
 
 
 def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:

@@ -337,7 +337,7 @@ class Profile:
     """With ``errored_handles``: the float-op steps of a chain (``float_ops``) are stream ops too, so a failed
     dequantize or requantize is held by its output and a later read reports how deep (``oracle.float_ops``'s
     ``stream_chain``); a fused i8 kernel's compile failure is met only by a read of bytes nothing errored. Measured on
-    burn-wgpu 0.23.0-pre.1's default build only (0.22.1's fused binary is not built here, so it stays off there)."""
+    burn-wgpu's default builds, 0.22.1 and 0.23.0-pre.1."""
     keeps_same_shape_reshape: bool = _flag()
     """With ``fusion``: ``q_reshape`` to the shape a tensor has returns it before the backend sees the call
     (burn-fusion-0.22.1 ``src/ops/qtensor.rs:156-159``), so burn-cubecl's reshape checks never run."""

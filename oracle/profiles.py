@@ -114,6 +114,7 @@ _VULKAN = _WGPU.with_(
                 "them (GLSL.std.450 Round leaves ties to the driver; real GPUs may differ), NaN codes -> lo; Native "
                 "Q8 & fp8 (fp8 converted in software); bf16 not declared (supports_dtype false)",
     backend="vulkan",
+    fp8_nan="quiet",  # SPIR-V's OpFConvert from an fp8 type on lavapipe (measured on every release's binary)
     quantize_checks=("cubecl.storage", "cubecl.packed_dim_rank", "cubecl.scale_bindings", "cubecl.round_up_rule",
                      "cubecl.mode", "cubecl.native_store", "cubecl.block_divisibility"),
     dequantize_checks=("cubecl.native_store",),
@@ -212,6 +213,9 @@ _FUSED_WGSL = dict(
     fused_read="cubecl_fusion",
     fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation
     errored_handles=True,  # burn-ir src/handle.rs Handle::Errored (0.22.1 :60-160, 0.23.0-pre.1 :161)
+    # float-op steps are stream ops whose failures burn-ir holds (burn-fusion-0.23.0-pre.1
+    # src/stream/execution/scope/base.rs:80-115, a fused block one unit of work); measured on both fused binaries
+    errored_float_ops=True,
     keeps_same_shape_reshape=True,  # burn-fusion src/ops/qtensor.rs q_reshape (0.22.1 :156-159, 0.23.0-pre.1 :148-151)
     # measured: [4, 0] @ [0, 3] gives zeros in a fresh process, earlier results' values (2.0, 53.77, ...) in a suite run
     k0_matmul_unwritten=True,
@@ -233,7 +237,6 @@ _WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
 
 _VULKAN_0_22_1 = _VULKAN.with_(
     name="burn-0.22.1/vulkan",
-    fp8_nan="quiet",
     description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
                 "encoded as minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales; E2M1 "
                 "PackedNative refused by the launcher on every device (ties to even as Mesa rounds them)",
@@ -284,9 +287,6 @@ _WGPU_0_23_0_PRE_1_FUSED = _WGPU_0_23_0_PRE_1.with_(
                 "lean 0.23.0-pre.1 WGSL kernels, every op through burn-fusion's stream, and burn-cubecl-fusion's "
                 "kernels reading one-level Native i8 and PackedU32 codes themselves (no i8 in WGSL)",
     **_FUSED_WGSL,
-    # measured on this binary (docs/findings.md): float-op steps are stream ops whose failures burn-ir holds
-    # (burn-fusion-0.23.0-pre.1 src/stream/execution/scope/base.rs:80-115, a fused block one unit of work)
-    errored_float_ops=True,
 )
 
 # The CUDA model of 0.22.1: the 0.22.0-pre.3 CUDA model with the release's kernel changes above (nothing lavapipe
@@ -465,9 +465,9 @@ def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
                           _float_ops_non_finite(binary)))
 
 
-# The WGSL builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: a quantized matmul side's WGSL compile
-# error is not modelled).
-_WGSL_UNCLAIMED = ("float_ops",)
+# burn-wgpu's default builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: the fused stream of float ops
+# is not modelled everywhere; docs/findings.md, "`float_ops` on this binary").
+_FUSED_UNCLAIMED = ("float_ops",)
 
 EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/ndarray": Evidence(
@@ -478,16 +478,16 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/wgpu": Evidence(
         "suite_passing", "qconform-burn-pre3-wgpu",
-        "1663 vectors: 1298 passed, 365 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
-        "--exact-burn); since then built in `make burn-all`, not in CI",
+        "1751 vectors: 1508 passed, 243 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "float_ops claimed); built in `make burn-all`, not in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
                  "0 diverging of 100,000: not 20,000 cases per op"),
-        "docs/fuzzing.md, burn-wgpu: the proving campaign", unclaimed=_WGSL_UNCLAIMED),
+        "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
-        "1663 vectors: 1375 passed, 288 not applicable, 0 diverging (2026-12-02, CI at 1e112f0, --strict-messages "
-        "--exact-burn); since then built in `make burn-all`, not in CI",
+        "1751 vectors: 1452 passed, 299 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn; 3 "
+        "two-quantized vectors failed before an E2M1 field was read sign-extended); built in `make burn-all`, not in CI",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
                  "10,000 cases of the mixed default stream: still finds qlayout divergences"),
         "docs/fuzzing.md, burn-wgpu (qconform-burn-pre3-vulkan); docs/findings.md"),
@@ -504,16 +504,15 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "669 vectors: 643 passed, 26 not applicable, 0 diverging (2026-11-30, --strict-messages); on the 1,321-vector "
-        "suite (2026-12-01) 44 known divergences, the MXFP4/NVFP4 dequantize vectors (which failure WGSL reports "
-        "first: adapters/burn/known/qconform-burn-0_22_1-wgpu.toml), 0 others",
+        "1751 vectors: 1508 passed, 243 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet"),
-        "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet", unclaimed=_WGSL_UNCLAIMED),
+        "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1749 vectors: 1440 passed, 309 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
-        "at 32ed27f); in CI since 2026-11-30",
+        "1751 vectors: 1442 passed, 309 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn); "
+        "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
                  then=(Campaign(20261205, 3_000, ("float_ops",), "2026-12-02", "qconform-burn-0_22_1-vulkan", "ffe7e67",
@@ -527,10 +526,9 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1663 vectors: 1251 passed, 368 not applicable, 44 known divergences (2026-12-02, --strict-messages "
-        "--exact-burn --timeout 120; the MXFP4/NVFP4 order of failures the lean build has too, issue 22: "
-        "adapters/burn/known/qconform-burn-0_22_1-wgpu-fused.toml), 0 others: every fusion difference modelled or "
-        "declared undefined; built in `make burn-all`, not in CI",
+        "1751 vectors: 1301 passed, 450 not applicable (float_ops unclaimed), 0 diverging (2026-12-03, "
+        "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
+        "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
                  "scripts/fuzz-campaign.sh BINARY 20261202 150 (qlayout and quantize_view again with --timeout 120: "
                  "at the 30 s default autotune's first matmuls faulted 5 qlayout cases): 1,930 judged, 468 not "
@@ -540,33 +538,34 @@ EVIDENCE: dict[str, Evidence] = {
                  "quantize_dynamic/fuzz/q-params-checks-past-a-failed-range), and the fp8 scale's compile error "
                  "before write_range (dequantize 1; the lean binary answers it alike, issue 22): far from 20,000 "
                  "cases per op"),
-        "docs/findings.md, burn-wgpu's default build", unclaimed=_WGSL_UNCLAIMED),
+        "docs/findings.md, burn-wgpu's default build", unclaimed=_FUSED_UNCLAIMED),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1663 vectors: 1302 passed, 361 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn; first "
-        "judged 1193 passed, 106 failed before the fit); built in `make burn-all`, not in CI",
+        "1751 vectors: 1512 passed, 239 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
+        "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
                  "20,000 cases of the mixed default stream (14,460 passed, 5,522 not applicable, 16 undefined; about "
                  "800 judged per weight-1 op, qlayout 797): 2 diverging in 2 classes not modelled (a failed matmul "
                  "launch surfaces after a later reshape's count panic; an E2M1 two-level F16-block PackedU32(1) "
                  "quantize_dynamic that did not diverge again): not 20,000 cases per op"),
-        "docs/findings.md, burn 0.23.0-pre.1 on the GPU route", unclaimed=_WGSL_UNCLAIMED),
+        "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1663 vectors: 1299 passed, 364 not applicable, 0 diverging (2026-12-02, --strict-messages --exact-burn "
-        "--timeout 120; first judged 1054 passed, 248 failed before it took 0.22.1's fused WGSL fields); in CI",
+        "1751 vectors: 1305 passed, 446 not applicable (float_ops unclaimed), 0 diverging (2026-12-03, "
+        "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
+        "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
                  "scripts/fuzz-campaign.sh BINARY 20261202 300 with FUZZ_TIMEOUT=120: every op but qlayout without "
                  "divergence (float_ops unclaimed); qlayout 7 of 300 in four classes, not modelled: a float op's "
                  "dequantize after a reshape fails at B::dequantize's launch check, not in a fused kernel; an empty "
                  "result reads back with no failure from the ops above it (twice); a permuted E4M3 PackedU32 lhs of "
                  "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op"),
-        "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_WGSL_UNCLAIMED),
+        "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_FUSED_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1749 vectors: 1444 passed, 305 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, at "
-        "32ed27f; on 1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not "
-        "in CI",
+        "1751 vectors: 1446 passed, 305 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn; on "
+        "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
                  "200 judged per weight-1 op): 3 diverging in 3 classes, each also on the 0.22.1 SPIR-V binary (an "

@@ -190,13 +190,14 @@ def fused_read(scheme: QuantScheme, profile: Profile) -> str | None:
     return profile.step(_FUSED_READS)(scheme)
 
 
-def i8_binding(var: str, line: int, width: int) -> dict[str, object]:
-    """Where naga reports a kernel's i8 binding ``var`` read ``width`` codes at a time: the fields of the
-    ``*i8*`` panics (the caret sits under the type, after ``@group(0) @binding(0) var<storage, read_write> ``)."""
+def i8_binding(var: str, line: int, width: int, binding: int = 0) -> dict[str, object]:
+    """Where naga reports a kernel's i8 binding ``var`` (number ``binding``) read ``width`` codes at a time: the
+    fields of the ``*i8*`` panics (the caret sits under the type, after ``@group(0) @binding(N) var<storage,
+    read_write> ``)."""
     vector = "" if width == 1 else f"vec{width}<"
     array = f"{vector}i8{'>' if vector else ''}"
-    col = len(f"@group(0) @binding(0) var<storage, read_write> {var}: array<{vector}") + 1
-    return {"line": line, "col": col, "var": var, "array": array, "pad": " " * col}
+    col = len(f"@group(0) @binding({binding}) var<storage, read_write> {var}: array<{vector}") + 1
+    return {"line": line, "col": col, "var": var, "array": array, "pad": " " * col, "binding": binding}
 
 
 def _check_fused_read(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, strided: bool,

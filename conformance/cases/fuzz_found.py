@@ -218,6 +218,21 @@ def _real_wgpu():
                     "ops/qtensor.rs:85-92); dequantize swaps the packed axis innermost and reads the words of a [4, 1] "
                     "view through those strides (kernel/quantization/dequantize.rs:16-37), writing word w to the "
                     "[4, 2] output's elements 4w..4w+3: row 0's -126 lands at [1, 0] and [0, 1] reads -127"),
+        # found by fuzzing float_ops on burn-wgpu 0.22.1, seed 20261210: docs/findings.md, "the stored twin's bytes"
+        case("dequantize/fuzz/packed-outer-dim-read-as-stored", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1)), "dtype": "f32"},
+             {"codes": i8(np.arange(32).reshape(8, 4) - 16), "scales": f32([0.5])}, spec=("§6", "§7.6"),
+             reason="burn-cubecl 0.22.1 holds a tensor packed along an outer axis as its stored twin (that axis swapped "
+                    "innermost, new_quantized, ops/qtensor.rs:70-121) and takes the bytes as the twin's row-major "
+                    "memory, but burn-std 0.22.1 writes TensorData::quantized in the logical row-major order: the "
+                    "[8, 4] values come back transposed (row 0 holds codes 0, 8, 16, 24 of the flat order); burn-std "
+                    "0.23.0-pre.1 writes the stored order itself"),
+        case("dequantize/fuzz/packed-outer-dim-read-as-stored-blocks", "dequantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[4]), "dtype": "f32"},
+             {"codes": i8((np.arange(96).reshape(8, 12) % 61) - 30), "scales": f32([2.0 ** (k % 5 - 2) for k in range(24)])},
+             spec=("§6", "§7.6"),
+             reason="the same with blocks of 4 along the last dim: the twin's blocks are [4, 1] and its [3, 8] scale "
+                    "grid is read from the logical [8, 3] grid's row-major order, so the scales move too"),
         case("dequantize/fuzz/packed-outer-dim-block-longer-than-rank", "dequantize",
              {"scheme": scheme("Q8S", store=("PackedU32", 1), block=[3, 6, 3, 5]), "dtype": "f32"},
              {"codes": i8(np.arange(72).reshape(6, 12) - 36), "scales": f32([0.5, 1.0, 2.0, 4.0])},

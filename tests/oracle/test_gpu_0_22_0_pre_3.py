@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import oracle as o
-from burn_panics import raises
+from burn_panics import burn_raises, raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.profiles import get_profile
 
@@ -82,8 +82,9 @@ def test_ue4m3_scales_do_not_compile_to_wgsl():
 def test_a_native_tensors_matmul_does_not_compile_to_wgsl():
     from oracle.layout import run_steps
     qt = o.QTensor(np.ones((2, 4), np.int8), np.ones(1, np.float32), None, Q8S)
-    raises("wgsl.matmul_i8", MATMUL_I8, run_steps, qt, [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}],
-           get_profile(WGPU))
+    # the kernel's name and naga's variable are opaque in the expectation; burn's own text matches it
+    burn_raises("wgsl.matmul_i8", MATMUL_I8, run_steps, qt, [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}],
+                get_profile(WGPU))
 
 
 def test_loading_packed_sub_byte_codes_overflows_the_device_buffer():
@@ -243,3 +244,14 @@ def test_an_empty_tensor_with_scales_that_do_not_fill_their_storage_is_undefined
         o.quantize(np.zeros(0, np.float16), PACKED, np.array([1.0], np.float16), profile=WGPU, checked=True)
     assert o.quantize(np.zeros(0, np.float32), PACKED, np.array([0.3], np.float32), profile=WGPU).scales.tolist() \
         == [np.float32(0.3)]
+
+
+def test_a_packed_e2m1_field_is_read_sign_extended():
+    # pre3's packed dequantize reads every field as an integer, sign-extended from its width: the 4-bit fields
+    # 0x2, 0xC, 0x7, 0x8 of codes 2, 12, 7, -8 are 2, -4, 7, -8 (measured on 0.22.0-pre.3 SPIR-V: a two-level E2M1
+    # operand quantized on the device dequantized its 0xC fields to -4 times the scale, not 12).
+    from oracle.routes import values
+    held = o.QTensor(np.array([2, 12, 7, -8, 0, 1, 15, 9], np.int8), np.full(1, 0.5, np.float32), None,
+                     PACKED.with_value(QuantValue.E2M1))  # as the device holds it (loaded codes would overflow)
+    for profile in (WGPU, "burn-0.22.0-pre.3/vulkan"):
+        assert values(held, get_profile(profile)).tolist() == [1.0, -2.0, 3.5, -4.0, 0.0, 0.5, -0.5, -3.5]

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import oracle as o
-from burn_panics import raises
+from burn_panics import burn_raises, raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.errors import panic
-from oracle.layout import run_steps
+from oracle.float_ops import run_chain
+from oracle.layout import load, run_steps
 from oracle.profiles import get_profile
 from oracle.support import check_quantize
 
@@ -20,13 +21,6 @@ WGPU, VULKAN = "burn-0.22.1/wgpu", "burn-0.22.1/vulkan"
 PRE3_WGPU, PRE3_VULKAN = "burn-0.22.0-pre.3/wgpu", "burn-0.22.0-pre.3/vulkan"
 Q8S = QuantScheme.default().with_store(o.NATIVE).with_value(QuantValue.Q8S)
 PACKED = Q8S.with_store(o.QuantStore.packed_u32(0))
-
-
-def burn_raises(code: str, burn_text: str, fn, *args, **kwargs) -> None:
-    """The oracle's panic has ``code``, and its message matches what burn printed (opaque parts aside)."""
-    with pytest.raises(o.BurnPanic) as err:
-        fn(*args, **kwargs)
-    assert err.value.code == code and o.message_matches(err.value.message, burn_text), err.value.message
 
 
 def test_minifloats_are_encoded_not_rounded_to_integers():
@@ -139,12 +133,13 @@ def test_a_lone_block_may_not_be_spread_over_rows():
 
 def test_spirv_reads_an_fp8_nan_code_as_the_quiet_nan_with_its_sign():
     # Measured on lavapipe (0.22.1 and 0.23.0-pre.1 vulkan): dequantize of E5M2 codes 0x7E, 0xFD and E4M3 0x7F, 0xFF
-    # printed 0x7FC00000, 0xFFC00000, 0x7FC00000, 0xFFC00000; burn's host types give 0x7FFFE000 for all four.
+    # printed 0x7FC00000, 0xFFC00000, 0x7FC00000, 0xFFC00000 (0.22.0-pre.3 too); burn's host types (and the CUDA model)
+    # give 0x7FFFE000 for all four.
     for value, codes, want in ((QuantValue.E5M2, [0x7E, 0xFD, 0x3C], [0x7FC00000, 0xFFC00000, 0x3F800000]),
                                (QuantValue.E4M3, [0x7F, 0xFF, 0x38], [0x7FC00000, 0xFFC00000, 0x3F800000])):
         qt = o.QTensor(np.array(codes, np.uint8).view(np.int8), np.ones(1, np.float32), None, Q8S.with_value(value))
         assert o.dequantize(qt, profile=VULKAN).view(np.uint32).tolist() == want
-        assert o.dequantize(qt, profile=PRE3_VULKAN).view(np.uint32).tolist()[:2] == [0x7FFFE000] * 2
+        assert o.dequantize(qt, profile="burn-0.22.1/cubecl").view(np.uint32).tolist()[:2] == [0x7FFFE000] * 2
 
 
 def test_a_requantized_nan_block_keeps_a_nan_scale_on_spirv():
@@ -161,3 +156,56 @@ def test_a_requantized_nan_block_keeps_a_nan_scale_on_spirv():
     assert held.scales.view(np.uint32).tolist()[0] == 0x7FC00000
     _, held = run_steps(qt, steps, get_profile(VULKAN).with_(fp8_nan="float8"))
     assert held.scales.view(np.uint32).tolist()[0] == 0x80000000
+
+
+def test_an_outer_packed_tensor_is_read_as_its_stored_twin():
+    # burn-std 0.22.1 writes the [8, 4] codes 0..31 row-major; burn-cubecl 0.22.1 takes the bytes as the memory of
+    # the twin with the packed axis (0) swapped innermost, [4, 8], and presents its transpose: row i holds the flat
+    # codes i, i + 8, i + 16, i + 24 (what both lavapipe builds printed).
+    scheme = QuantScheme.default().with_store(o.QuantStore.packed_u32(1)).with_value(QuantValue.Q8S)
+    qt = o.QTensor(np.arange(32, dtype=np.int8).reshape(8, 4), np.ones(1, np.float32), None, scheme)
+    want = np.array([[i + 8 * j for j in range(4)] for i in range(8)], np.float32)
+    for profile in (WGPU, VULKAN):
+        assert np.array_equal(o.dequantize(qt, profile=profile), want)
+    assert np.array_equal(o.dequantize(qt, profile="burn-0.23.0-pre.1/wgpu"), np.arange(32).reshape(8, 4))
+
+
+def test_the_read_reports_a_compile_failure_before_an_oversized_upload():
+    # MXFP4 (E2M1 PackedU32, UE8M0 blocks of 32): 0.22.1 writes one byte per value, which overflows the packed
+    # words' buffer (wgpu.write_range, copied at the read), and the dequantize kernel's scalar fp8 scale fails to
+    # compile (its launch returns). The read reports the compile failure (measured: the 44 MXFP4/NVFP4 vectors).
+    scheme = Q8S.with_value(QuantValue.E2M1).with_store(o.QuantStore.packed_u32(0)).per_block([32], ScaleDtype.UE8M0)
+    qt = o.QTensor(np.zeros((2, 32), np.int8), np.ones(2, np.float32), None, scheme)
+    with pytest.raises(o.BurnPanic) as err:
+        o.dequantize(qt, profile=WGPU)
+    assert err.value.code == "wgsl.fp8_scalar_unwritten"
+    with pytest.raises(o.BurnPanic) as err:  # SPIR-V compiles the scale: the upload's panic is what is left
+        o.dequantize(qt, profile=VULKAN)
+    assert err.value.code == "wgpu.write_range"
+
+
+def test_a_quantized_rhs_names_its_own_binding():
+    # f.matmul(q) with a Native Q8S [4, 8] rhs: naga reports `@binding(1) var<storage, read_write> v13: array<i8>`
+    # on line 6, column 59 (F32 scale; printed by the binary); q.matmul(q): `@binding(2)`, line 6.
+    qt = o.QTensor(np.ones((4, 8), np.int8), np.ones(1, np.float32), None, Q8S)
+    held = load(qt, get_profile(WGPU))
+    with pytest.raises(o.BurnPanic) as err:
+        run_chain(held, [{"op": "matmul", "lhs": [0.5] * 8, "shape": [2, 4]}], get_profile(WGPU))
+    assert err.value.code == "wgsl.matmul_i8_unwritten"
+    assert "wgsl:6:59" in err.value.message and "@binding(1)" in err.value.message
+    square = load(o.QTensor(np.ones((4, 4), np.int8), np.ones(1, np.float32), None, Q8S), get_profile(WGPU))
+    with pytest.raises(o.BurnPanic) as err:
+        run_chain(square, [{"op": "matmul", "rhs": "self"}], get_profile(WGPU))
+    assert "wgsl:6:59" in err.value.message and "@binding(2)" in err.value.message
+
+
+def test_a_compile_failure_in_a_float_chain_lets_a_later_host_panic_come_first():
+    # An NVFP4 operand (UE4M3 blocks: its quantize kernel fails to compile, the launch returns) added to a Native Q8S
+    # tensor, whose dequantize launcher then refuses the Native store at the call (measured: cubecl.native_value).
+    held = load(o.QTensor(np.ones((2, 8), np.int8), np.ones(1, np.float32), None, Q8S), get_profile(WGPU))
+    nvfp4 = {"value": "E2M1", "store": {"PackedU32": 0}, "mode": "Symmetric", "tensor": "F32",
+             "block": {"size": [8], "dtype": "UE4M3"}}
+    step = {"op": "add", "rhs": [0.5] * 16, "shape": [2, 8], "rhs_scheme": nvfp4}
+    with pytest.raises(o.BurnPanic) as err:
+        run_chain(held, [step], get_profile(WGPU))
+    assert err.value.code == "cubecl.native_value"

@@ -11,9 +11,13 @@ impl qconform_burn::Target for WgpuTarget {
     type B = Wgpu;
     const NAME: &'static str = "burn-wgpu";
     const BACKEND: &'static str = "wgpu";
-    /// Modelled from burn's source for the GPU route, not yet matched by the real kernels (13 of the
-    /// suite's vectors disagree on WGSL): not claimed until the model is fitted. `float_ops`: the WGSL
-    /// compile error of a matmul with a quantized rhs (or both sides quantized) is not modelled (4 vectors).
+    /// `load_quantized`: modelled from burn's source for the GPU route, not yet matched by the real kernels
+    /// (13 of the suite's vectors disagree on WGSL): not claimed until the model is fitted. `float_ops` is
+    /// claimed by the lean build only: burn's default build fuses the float ops, whose stream the model does
+    /// not yet follow everywhere (docs/findings.md, "float ops on the GPU route").
+    #[cfg(not(feature = "burn-defaults"))]
+    const UNCLAIMED: &'static [&'static str] = &["load_quantized"];
+    #[cfg(feature = "burn-defaults")]
     const UNCLAIMED: &'static [&'static str] = &["load_quantized", "float_ops"];
 
     fn device() -> burn_tensor::Device {
