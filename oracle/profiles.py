@@ -482,7 +482,9 @@ EVIDENCE: dict[str, Evidence] = {
         "float_ops claimed); built in `make burn-all`, not in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
-                 "0 diverging of 100,000: not 20,000 cases per op"),
+                 "0 diverging of 100,000: not 20,000 cases per op",
+                 then=(Campaign(20261211, 2_000, ("float_ops",), "2026-12-03", "qconform-burn-pre3-wgpu", "b6d2b66", 0,
+                                "1,807 judged, 9 undefined (skipped), 184 not applicable; float_ops claimed since"),)),
         "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
@@ -507,7 +509,10 @@ EVIDENCE: dict[str, Evidence] = {
         "1751 vectors: 1508 passed, 243 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
-                 "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet"),
+                 "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
+                 "outer-packed dequantize and the order of a compile failure and an upload's panic modelled since)",
+                 then=(Campaign(20261211, 5_000, ("float_ops",), "2026-12-03", "qconform-burn-0_22_1-wgpu", "b6d2b66", 0,
+                                "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops claimed since"),)),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
@@ -548,7 +553,10 @@ EVIDENCE: dict[str, Evidence] = {
                  "20,000 cases of the mixed default stream (14,460 passed, 5,522 not applicable, 16 undefined; about "
                  "800 judged per weight-1 op, qlayout 797): 2 diverging in 2 classes not modelled (a failed matmul "
                  "launch surfaces after a later reshape's count panic; an E2M1 two-level F16-block PackedU32(1) "
-                 "quantize_dynamic that did not diverge again): not 20,000 cases per op"),
+                 "quantize_dynamic that did not diverge again): not 20,000 cases per op",
+                 then=(Campaign(20261211, 5_000, ("float_ops",), "2026-12-03", "qconform-burn-0_23_0_pre_1-wgpu",
+                                "b6d2b66", 0, "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops "
+                                              "claimed since"),)),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
