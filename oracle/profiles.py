@@ -401,10 +401,6 @@ _FLOAT_OPS_JUDGED = {
 }
 
 
-def _float_ops_2026_12_02(binary: str) -> Campaign:
-    return Campaign(20261203, 20_000, ("float_ops",), "2026-12-02", binary, "bcd7313", 0, _FLOAT_OPS_JUDGED[binary])
-
-
 # float_ops again after its steps gained prod, prod_dim, cumsum, cumprod, argsort, mask_where and the comparisons
 # (docs/fuzzing.md, "float_ops products, scans, argsort, masks and comparisons, 2026-12-02"): `qconform fuzz --ops
 # float_ops --cases 20000 --seed 20261207` per CPU build.
@@ -416,10 +412,6 @@ _PRODUCTS_JUDGED = {
     "qconform-burn-0_22_1-flex": "18,332 judged, 1,668 undefined (skipped)",
     "qconform-burn-0_23_0_pre_1-flex": "18,033 judged, 1,967 undefined (skipped)",
 }
-
-
-def _float_ops_products(binary: str) -> Campaign:
-    return Campaign(20261207, 20_000, ("float_ops",), "2026-12-02", binary, "284d786", 0, _PRODUCTS_JUDGED[binary])
 
 
 # float_ops again after a float other side could be a second quantized tensor (rhs_scheme) and a sum past f32's range
@@ -437,10 +429,6 @@ _OPERANDS_JUDGED = {
 }
 
 
-def _float_ops_operands(binary: str) -> Campaign:
-    return Campaign(20261208, 20_000, ("float_ops",), "2026-12-02", binary, "428928d", 0, _OPERANDS_JUDGED[binary])
-
-
 # float_ops again after its strategies stopped filtering non-finite values (fp8 NaN and inf codes kept, sqrt of
 # negative values; docs/fuzzing.md, "float_ops meets NaN and inf, 2026-12-03"): seed 20261209 per CPU build, about
 # 925 sqrt cases and 1,234 with a non-finite fp8 code in 20,000.
@@ -454,15 +442,23 @@ _NON_FINITE_JUDGED = {
 }
 
 
-def _float_ops_non_finite(binary: str) -> Campaign:
-    return Campaign(20261209, 20_000, ("float_ops",), "2026-12-03", binary, "32ed27f", 0, _NON_FINITE_JUDGED[binary])
+# The float_ops runs each CPU build's campaign records after the 2026-12-01 one, in order: seed, date, the oracle's
+# commit, and what each build judged (the dicts above). 20,000 cases each, none diverging.
+_FLOAT_OPS_RUNS = ((20261203, "2026-12-02", "bcd7313", _FLOAT_OPS_JUDGED),
+                   (20261207, "2026-12-02", "284d786", _PRODUCTS_JUDGED),
+                   (20261208, "2026-12-02", "428928d", _OPERANDS_JUDGED),
+                   (20261209, "2026-12-03", "32ed27f", _NON_FINITE_JUDGED))
+
+
+def _float_ops_runs(binary: str) -> tuple[Campaign, ...]:
+    return tuple(Campaign(seed, 20_000, ("float_ops",), date, binary, commit, 0, judged[binary])
+                 for seed, date, commit, judged in _FLOAT_OPS_RUNS)
 
 
 def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
     return Campaign(20261201, 20_000, _DEFAULT_OPS_2026_12_01, "2026-12-01", binary, "176770b", 0,
                     _CAMPAIGN_NOTE.format(judged=judged),
-                    then=(_float_ops_2026_12_02(binary), _float_ops_products(binary), _float_ops_operands(binary),
-                          _float_ops_non_finite(binary)))
+                    then=_float_ops_runs(binary))
 
 
 # burn-wgpu's default builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: the fused stream of float ops
