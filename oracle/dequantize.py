@@ -229,15 +229,22 @@ def stored_swapped(scheme, shape: tuple[int, ...], profile: Profile) -> bool:
     (``value_layout = "bytes"``): the device reads the values, and the block scales, transposed (measured on both
     lavapipe builds: a Q8S ``PackedU32(1)`` ``[8, 4]`` holding 0..31 dequantizes to ``[[0, 8, 16, 24], ...]``).
     burn-std 0.23.0-pre.1 writes the stored order itself (``packed_lines``)."""
-    axis = len(shape) - 1 - scheme.store.dim
     return (profile.stores_packed_axis_innermost and profile.value_layout == "bytes"
-            and scheme.store.kind == "PackedU32" and 0 <= axis < len(shape) - 1)
+            and outer_packed_axis(scheme, len(shape)) is not None)
+
+
+def outer_packed_axis(scheme, rank: int) -> int | None:
+    """The axis a PackedU32 store packs along on a tensor of ``rank``, when it is not the innermost (burn-cubecl's
+    ``outer_packed_axis``); None for any other store or packed dim."""
+    axis = rank - 1 - scheme.store.dim
+    return axis if scheme.store.kind == "PackedU32" and 0 <= axis < rank - 1 else None
 
 
 def stored_axes(scheme, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """``QTensor.memory_axes`` of a tensor held as its stored twin: the packed axis and the innermost swapped."""
+    """``QTensor.memory_axes`` of a tensor held as its stored twin: the packed axis and the innermost swapped (a
+    permutation that is its own inverse)."""
     axes = list(range(len(shape)))
-    axis = len(shape) - 1 - scheme.store.dim
+    axis = outer_packed_axis(scheme, len(shape))
     axes[axis], axes[-1] = axes[-1], axes[axis]
     return tuple(axes)
 
@@ -245,18 +252,13 @@ def stored_axes(scheme, shape: tuple[int, ...]) -> tuple[int, ...]:
 def _read_as_stored(codes: np.ndarray, scales: np.ndarray, shape: tuple[int, ...], scheme) -> tuple:
     """The logical codes and scales the device holds when it reads the logical row-major bytes as the stored
     tensor's (the packed axis swapped innermost, its block dims swapped with it)."""
-    axis, last = len(shape) - 1 - scheme.store.dim, len(shape) - 1
-    stored = list(shape)
-    stored[axis], stored[last] = stored[last], stored[axis]
-    held = codes.reshape(stored).swapaxes(axis, last)
-    if scheme.block_size() is None:
-        return np.ascontiguousarray(held), scales
-    grid = list(params_shape(shape, scheme))
-    grid[axis], grid[last] = grid[last], grid[axis]
-    if np.asarray(scales).size != math.prod(grid):
-        return np.ascontiguousarray(held), scales
-    scales = np.asarray(scales).reshape(grid).swapaxes(axis, last)
-    return np.ascontiguousarray(held), np.ascontiguousarray(scales).reshape(-1)
+    axes = stored_axes(scheme, shape)
+    held = np.ascontiguousarray(codes.reshape([shape[a] for a in axes]).transpose(axes))
+    grid = params_shape(shape, scheme)
+    if scheme.block_size() is None or np.asarray(scales).size != math.prod(grid):
+        return held, scales
+    scales = np.asarray(scales).reshape([grid[a] for a in axes]).transpose(axes)
+    return held, np.ascontiguousarray(scales).reshape(-1)
 
 
 def _load_gpu(data: np.ndarray, shape: tuple[int, ...], scheme, profile: Profile):
@@ -364,8 +366,7 @@ def _fused_outer_words(scheme, shape: tuple[int, ...], profile: Profile) -> bool
     """A fused build reads the words of a PackedU32 tensor packed along an outer axis itself, each value with its own
     block's scale, where the backend's dequantize takes one scale per word (measured on both fused WGSL builds:
     ``dequantize/fuzz/packed-outer-dim-read-as-stored-blocks``)."""
-    axis = len(shape) - 1 - scheme.store.dim
-    return (scheme.store.kind == "PackedU32" and 0 <= axis < len(shape) - 1 and scheme.block_size() is not None
+    return (outer_packed_axis(scheme, len(shape)) is not None and scheme.block_size() is not None
             and fused_read(scheme, profile) == "u32")
 
 
