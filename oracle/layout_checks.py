@@ -33,9 +33,7 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
         raise deferred_panic("wgsl.fp8_scalar", profile)
     if qt.scheme.store.kind != "Native":
         return
-    f16 = qt.scheme.scale_dtype() is ScaleDtype.F16
-    var, line, binding = _I8_BINDINGS[side]
-    line += f16
+    var, line, binding = _I8_BINDINGS[side, qt.scheme.scale_dtype() is ScaleDtype.F16]
     width = 1
     if fused == "i8" and side == "lhs":
         # burn-cubecl-fusion's matmul reads the codes itself (`fused_read`, src/optim/matmul/fuser.rs:53), three
@@ -43,17 +41,16 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
         # v13 on line 5, one by one, for [1, 1, 1, 9]).
         line -= 3
         width = 1 if qt.last_axis_moved else native_vector_width(qt.codes.shape, 1, profile)
-    if f16 and side == "lhs":  # more bindings come before the lhs codes' with an F16 scale (measured: v13, line 8)
-        var = "v13"
     raise deferred_panic("wgsl.matmul_i8", profile, **i8_binding(var, line, width, binding))
 
 
-# Where naga reports the quantized matmul kernel's i8 binding, by the side the quantized tensor is on, for F32 scales
-# (an F16 scale adds an `enable f16;` line first): (variable, line, binding), measured on lavapipe (0.22.1 and
-# 0.23.0-pre.1). naga numbers the variable after the kernel's other values (rank 2: v13 for an rhs, v19 for both
-# sides; rank 3: v21, v27), so the variable is opaque in the message and only its width (two digits for rhs and
-# self) places the caret.
-_I8_BINDINGS = {"lhs": ("v5", 7, 0), "rhs": ("v13", 6, 1), "self": ("v19", 6, 2)}
+# Where naga reports the quantized matmul kernel's i8 binding, by the side the quantized tensor is on and whether its
+# scale is F16 (which adds an `enable f16;` line first, and for an lhs more bindings before its codes): (variable, line,
+# binding), measured on lavapipe (0.22.1 and 0.23.0-pre.1). naga numbers the variable after the kernel's other values
+# (rank 2: v13 for an rhs, v19 for both sides; rank 3: v21, v27), so the variable is opaque in the message and only its
+# width (two digits for rhs and self) places the caret.
+_I8_BINDINGS = {("lhs", False): ("v5", 7, 0), ("lhs", True): ("v13", 8, 0), ("rhs", False): ("v13", 6, 1),
+                ("rhs", True): ("v13", 7, 1), ("self", False): ("v19", 6, 2), ("self", True): ("v19", 7, 2)}
 
 
 def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
