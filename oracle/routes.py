@@ -60,9 +60,22 @@ def move_grid(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 
 def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
-    """burn-cubecl's ``q_reshape``: its limits, then the codes move."""
+    """burn-cubecl's ``q_reshape``: its limits, then the codes move. The scale tensor takes the new shape's block
+    grid (``params_shape``) over the same buffer, contiguous from its start, unless a 1-D block is longer than the
+    new last dim (its lone scale kept as it is): a grid with fewer blocks keeps the first scales, which then no
+    longer follow their blocks, and one with more reads past the buffer (``ops/base.rs:406-445``; measured: the
+    words beyond it read as whatever the device memory holds there)."""
     check_gpu_reshape(held, s["shape"], profile)
-    return move(s, held, profile)
+    moved = move(s, held, profile)
+    size, shape = held.scheme.block_size(), s["shape"]
+    if size is None or not shape or (len(size.dims) == 1 and shape[-1] < size.dims[0]):
+        return moved
+    grid = math.prod(params_shape(shape, held.scheme))
+    if grid > moved.scales.size:
+        raise UndefinedBehaviour("the reshape gives the scale tensor more blocks than its buffer holds: its kernels "
+                                 "read past the scales")
+    moved.scales = moved.scales[:grid]
+    return moved
 
 
 def move_grid_gpu(s: dict, held: QTensor, profile: Profile) -> QTensor:

@@ -279,6 +279,13 @@ def _real_wgpu():
             reason="vulkan seed 1 case 8357: the transpose makes the block [2, 1] (two extents) and the values "
                    "strided; [2, 1] -> [2, 1, 1] only splits dims, so reshape_analysis says Split and q_reshape "
                    "refuses it: 'Split reshape of ND block-quantized tensor is not yet supported.' (ops/base.rs:347)"),
+        # found by fuzzing the SPIR-V build (burn-0.22.1/vulkan), seed 20261205: the scale grid follows the new shape
+        _ql("qlayout/fuzz/reshape-keeps-the-first-scales", scheme("Q8S", store=("PackedU32", 0), block=[2, 4, 4]),
+            [{"op": "reshape", "shape": [1, 3, 4]}], np.arange(12).reshape(3, 4) - 6, [0.5, 2.0], spec=("§9.3",),
+            reason="per_block([2, 4, 4]) on [3, 4] takes its first two extents ([2, 4]: a [2, 1] grid, 2 scales); "
+                   "the unsqueeze to [1, 3, 4] takes all three (a [1, 1, 1] grid), and q_reshape gives the scale "
+                   "tensor that shape over the same buffer (ops/base.rs:426-445): the first scale alone, so row 2 "
+                   "reads 0.5 where it read 2.0 (values 1, 1.5, 2, 2.5 instead of 4, 6, 8, 10)"),
         _ql("qlayout/fuzz/fp8-packed-matmul-wgsl", scheme("E4M3", store=("PackedU32", 0), block=[4]),
             [{"op": "matmul", "rhs": [1.0] * 4, "shape": [4, 1]}], [[1] * 4] * 2, [1.0, 1.0], spec=("§9.4",),
             reason="seed 2 case 12521: burn-cubecl's q_matmul hands the quantized lhs to the matmul kernel "

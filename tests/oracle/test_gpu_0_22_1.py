@@ -131,6 +131,21 @@ def test_a_lone_block_may_not_be_spread_over_rows():
     assert x.tolist() == [[3.0, -4.0]]
 
 
+def test_a_reshape_gives_the_scales_the_new_grid_over_the_same_buffer():
+    # per_block([2, 1, 2]) takes its first min(rank, 3) extents: [2, 1] on [3, 4] (a [2, 4] grid, 8 scales), all
+    # three on the unsqueezed [1, 3, 4] (a [1, 3, 2] grid, 6). q_reshape sets the scale tensor's shape to the new
+    # grid over the old buffer (ops/base.rs:426-445): the first 6 scales, row-major over the new grid.
+    codes = np.arange(12, dtype=np.int8).reshape(3, 4)
+    qt = o.QTensor(codes, np.arange(1, 9, dtype=np.float32), None, Q8S.per_block([2, 1, 2], ScaleDtype.F32))
+    _, held = run_steps(qt, [{"op": "reshape", "shape": [1, 3, 4]}], get_profile(VULKAN))
+    assert held.scales.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    # [4, 1] (a [2, 1] grid) unsqueezed to [1, 4, 1] needs a [1, 4, 1] grid: 4 scales from a buffer of 2. The real
+    # binary read [1, 2, 0, 0]; the two past the buffer are whatever the device memory holds.
+    qt = o.QTensor(np.ones((4, 1), np.int8), np.ones(2, np.float32), None, Q8S.per_block([2, 1, 2], ScaleDtype.F32))
+    with pytest.raises(o.UndefinedBehaviour):
+        run_steps(qt, [{"op": "reshape", "shape": [1, 4, 1]}], get_profile(VULKAN))
+
+
 def test_spirv_reads_an_fp8_nan_code_as_the_quiet_nan_with_its_sign():
     # Measured on lavapipe (0.22.1 and 0.23.0-pre.1 vulkan): dequantize of E5M2 codes 0x7E, 0xFD and E4M3 0x7F, 0xFF
     # printed 0x7FC00000, 0xFFC00000, 0x7FC00000, 0xFFC00000 (0.22.0-pre.3 too); burn's host types (and the CUDA model)
