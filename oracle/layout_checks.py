@@ -65,6 +65,13 @@ def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
         raise panic("scale.index_out_of_bounds", len=1, index=index)
 
 
+def keeps_scale_shape(scheme, shape: list[int]) -> bool:
+    """``q_reshape`` leaves the scale tensor's shape as it was for a 1-D block longer than the new last dim (one
+    block spanning rows, ``ops/base.rs:411-425``); any other block scheme takes the new shape's ``params_shape``."""
+    size = scheme.block_size()
+    return size is not None and len(size.dims) == 1 and bool(shape) and shape[-1] < size.dims[0]
+
+
 def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:302-375``): the packed dim of the new shape holds whole
     words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new leading unit dims); a 1-D
@@ -86,7 +93,7 @@ def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
         raise panic("cubecl.reshape_nd_block")
     if len(size.dims) > 1 and values == "split":
         raise panic("cubecl.reshape_split_nd_block")
-    kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]
+    kept = keeps_scale_shape(qt.scheme, new)
     if kept and qt.scales.size > 1:
         raise panic("cubecl.reshape_split_block")
     if kept and profile.reshape_refuses_spread_block and math.prod(new) > new[-1]:

@@ -9,7 +9,7 @@ override or the trait default):
   ``q_permute``, which ``swap_dims``/``transpose`` reach);
 * :func:`move_reshape`, :func:`move_grid_gpu`: ``move`` and ``move_grid`` after burn-cubecl's own checks
   (``oracle/layout_checks.py``: its ``q_reshape`` limits; a permute of a scale tensor a reshape left at its old
-  rank);
+  rank); a reshape also gives the scale buffer the new shape's block grid;
 * :func:`float_i8`: ``float`` after WGSL's refusal of a Native tensor's matmul kernel;
 * :func:`private`: dequantize to f32, apply the float op, requantize with flex's own ``quantize_dynamic`` under
   the input scheme (block dims permuted for permute/swap): flex's ``block_safe_layout_op`` on per-block tensors;
@@ -29,11 +29,11 @@ import math
 
 import numpy as np
 
-from .blocks import BlockLayout, params_shape
+from .blocks import BlockLayout, num_params, params_shape
 from .choices import LAYOUT, FixedStep
 from .dequantize import dequantize
 from .errors import UndefinedBehaviour, panic
-from .layout_checks import check_gpu_reshape, check_gpu_scale_permute
+from .layout_checks import check_gpu_reshape, check_gpu_scale_permute, keeps_scale_shape
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
@@ -66,11 +66,10 @@ def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
     longer follow their blocks, and one with more reads past the buffer (``ops/base.rs:406-445``; measured: the
     words beyond it read as whatever the device memory holds there)."""
     check_gpu_reshape(held, s["shape"], profile)
-    moved = move(s, held, profile)
-    size, shape = held.scheme.block_size(), s["shape"]
-    if size is None or not shape or (len(size.dims) == 1 and shape[-1] < size.dims[0]):
+    moved, shape = move(s, held, profile), s["shape"]
+    if held.scheme.block_size() is None or not shape or keeps_scale_shape(held.scheme, shape):
         return moved
-    grid = math.prod(params_shape(shape, held.scheme))
+    grid = num_params(shape, held.scheme)
     if grid > moved.scales.size:
         raise UndefinedBehaviour("the reshape gives the scale tensor more blocks than its buffer holds: its kernels "
                                  "read past the scales")
