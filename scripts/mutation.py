@@ -91,8 +91,8 @@ MUTATIONS = [
       "ndarray's block-count assertion only for too many scales", LAYOUT),
     m("oracle/layout.py", "scheme = qt.scheme if profile.moves_packing_dim else qt.scheme.with_store(NATIVE)",
       "scheme = qt.scheme", "q_from_data keeps a packed store on every backend", LAYOUT, vectors=True),
-    m("oracle/layout_checks.py", "kept = len(size.dims) == 1 and new and new[-1] < size.dims[0]",
-      "kept = len(size.dims) == 1 and new and new[-1] <= size.dims[0]",
+    m("oracle/layout_checks.py", "len(size.dims) == 1 and bool(shape) and shape[-1] < size.dims[0]",
+      "len(size.dims) == 1 and bool(shape) and shape[-1] <= size.dims[0]",
       "cubecl's split-block check off by one", ["tests/oracle/test_gpu_profiles.py", "-k", "reshape"], vectors=True),
     # ---- oracle core ---------------------------------------------------------------------------------------
     m("oracle/scales.py", "return np.where(e == 0, np.float32(0.1), e).astype(np.float32, copy=False)",
