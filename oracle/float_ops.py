@@ -38,7 +38,7 @@ from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import quantize_dynamic
-from .routes import check_matmul, float_i8, route, values
+from .routes import FROM_UNDEFINED, check_matmul, float_i8, route, stand_in, values
 from .scheme import NATIVE, QuantScheme
 from .support import fused_read
 from .views import PURE_MOVES, vecmat_swap
@@ -269,8 +269,10 @@ def as_float(s: dict, held: QTensor | np.ndarray, profile: Profile) -> np.ndarra
 
 
 def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
-    """``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic`` under the held scheme."""
-    return quantize_dynamic(as_float(s, held, profile), held.scheme, profile=profile)
+    """``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic`` under the held scheme (as
+    ``routes.requantize``: undefined values give an undefined tensor, after the host-side checks)."""
+    out = quantize_dynamic(as_float(s, stand_in(held), profile), held.scheme, profile=profile)
+    return out if held.undefined is None else replace(out, undefined=FROM_UNDEFINED)
 
 
 ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
@@ -548,6 +550,8 @@ def _failed_float(held: QTensor, s: dict, p: BurnPanic, profile: Profile) -> Err
     try:
         values(held, profile)
         failed_at = len(work) - 1  # the dequantize ran: the last unit (the quantize) failed
+    except UndefinedBehaviour:  # it ran, on what is not there
+        failed_at = len(work) - 1
     except BurnPanic:
         failed_at = 0
     if s["op"] in HOST_READS:

@@ -56,8 +56,10 @@ _I8_BINDINGS = {("lhs", False): ("v5", 7, 0), ("lhs", True): ("v13", 8, 0), ("rh
 def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
     """burn-cubecl permutes the scale tensor with the tensor's axes. A reshape that kept a single block's scale
     (``ops/base.rs:368-375``) left it at its old rank-1 shape, so a permutation indexes that shape out of bounds
-    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose)."""
-    if qt.scheme.block_size() is None or qt.scales.size >= math.prod(params_shape(qt.codes.shape, qt.scheme)):
+    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose). A scale tensor read past its
+    buffer (``QTensor.undefined``) has the grid's shape: the permute passes."""
+    grid = math.prod(params_shape(qt.codes.shape, qt.scheme)) if qt.scheme.block_size() is not None else 0
+    if qt.undefined is not None or qt.scales.size >= grid:
         return
     axes = axes_of(s, qt.codes.ndim)
     index = next((a for a in axes if a >= 1), None)

@@ -518,8 +518,8 @@ EVIDENCE: dict[str, Evidence] = {
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
                  then=(Campaign(20261205, 3_000, ("float_ops",), "2026-12-02", "qconform-burn-0_22_1-vulkan", "ffe7e67",
                                 2, "2,043 judged, 554 undefined (skipped), 401 not applicable; 2 classes in the layout "
-                                   "steps before the float ops, not modelled (docs/findings.md, \"Products, scans and "
-                                   "argsort on 0.22.1 SPIR-V\")"),
+                                   "steps before the float ops, both modelled since (docs/findings.md, \"Products, "
+                                   "scans and argsort on 0.22.1 SPIR-V\")"),
                        Campaign(20261209, 800, ("float_ops",), "2026-12-03", "qconform-burn-0_22_1-vulkan", "32ed27f",
                                 0, "545 judged, 129 undefined (skipped), 126 not applicable, with fp8 NaN and inf "
                                    "codes and sqrt of negative values; the one class of the first run (an fp8 NaN "

@@ -32,6 +32,11 @@ class QTensor:
     word grid (the shape with the packed dim divided into words, row-major) from the row-major values ``n * nq`` to
     ``n * nq + nq - 1``, not from that word's own packed line (``codec.into_data`` reads the words back)."""
 
+    undefined: str | None = None
+    """Why the values it holds are undefined (``None``: they are not), e.g. a GPU reshape gave the scale tensor a
+    block grid larger than its buffer (``scales`` is then the buffer). The host-side checks of later ops still run
+    first; only a result its values reach is undefined."""
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self.codes.shape

@@ -26,6 +26,7 @@ backend's name.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,14 +48,14 @@ from .views import apply, axes_of
 def move(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """The codes move; the scale list, the global and the scheme (but its packed dim) stay."""
     return QTensor(apply(held.codes, s), held.scales, held.global_scale,
-                   follow_packing(held.scheme, s, held.codes.ndim, profile))
+                   follow_packing(held.scheme, s, held.codes.ndim, profile), undefined=held.undefined)
 
 
 def move_grid(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """ndarray ``q_permute``: codes, the scale grid (``params_shape``) and the block dims permuted alike."""
     axes = axes_of(s, held.codes.ndim)
     scales = held.scales
-    if held.scheme.block_size() is not None:
+    if held.scheme.block_size() is not None and held.undefined is None:  # the grid of what is not there
         scales = scale_grid(held).transpose(axes).ravel()
     return permuted(s, held, profile, scales, permute_block_dims(held.scheme, held.codes.ndim, axes))
 
@@ -71,10 +72,21 @@ def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
         return moved
     grid = num_params(shape, held.scheme)
     if grid > moved.scales.size:
-        raise UndefinedBehaviour("the reshape gives the scale tensor more blocks than its buffer holds: its kernels "
-                                 "read past the scales")
-    moved.scales = moved.scales[:grid]
-    return moved
+        return replace(moved, undefined=PAST_BUFFER)
+    return replace(moved, scales=moved.scales[:grid])
+
+
+PAST_BUFFER = "a reshape gave the scale tensor more blocks than its buffer holds: its kernels read past the scales"
+FROM_UNDEFINED = "requantized from undefined values"
+
+
+def stand_in(held: QTensor) -> QTensor:
+    """``held`` with a full scale grid (its buffer repeated) for the host-side checks of an op on a tensor whose
+    values are undefined: the shapes are burn's, the values are not (the result stays undefined)."""
+    if held.undefined is None:
+        return held
+    grid = num_params(held.codes.shape, held.scheme) if held.scheme.block_size() is not None else held.scales.size
+    return replace(held, scales=np.resize(held.scales, grid), undefined=None)
 
 
 def move_grid_gpu(s: dict, held: QTensor, profile: Profile) -> QTensor:
@@ -114,8 +126,10 @@ def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 
 def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
-    """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
-    return quantize_dynamic(float_(s, held, profile, in_backend=True), held.scheme, profile=profile)
+    """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``; undefined
+    values requantize into an undefined tensor, after ``quantize_dynamic``'s host-side checks on their shape."""
+    out = quantize_dynamic(float_(s, stand_in(held), profile, in_backend=True), held.scheme, profile=profile)
+    return out if held.undefined is None else replace(out, undefined=FROM_UNDEFINED)
 
 
 class Refusal:
@@ -195,7 +209,7 @@ def permuted(s: dict, held: QTensor, profile: Profile, scales: np.ndarray, schem
     memory = [(held.memory_axes or tuple(range(rank)))[a] for a in axes]
     strided = rank > 0 and memory[-1] != rank - 1  # a second move can bring the innermost axis back
     return QTensor(held.codes.transpose(axes), scales, held.global_scale, follow_packing(scheme, s, rank, profile),
-                   strided, tuple(memory))
+                   strided, tuple(memory), undefined=held.undefined)
 
 
 def scale_grid(qt: QTensor) -> np.ndarray:
@@ -268,6 +282,8 @@ def values(held: QTensor | np.ndarray, profile: Profile, *, in_backend: bool = F
     if profile.kernel == "gpu":  # the held tensor is dequantized in place: the launch checks, no reload's
         check_dequantize(held.scheme, held.codes.shape, profile, strided=held.last_axis_moved,
                          f16=held.scheme.scale_dtype() is ScaleDtype.F16, fusible=not in_backend)
+    if held.undefined is not None:
+        raise UndefinedBehaviour(held.undefined)
     size = held.scheme.block_size()
     if size is not None and profile.asserts_block_count:
         blocks = BlockLayout(held.codes.shape, size).block_count()

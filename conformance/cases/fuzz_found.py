@@ -40,6 +40,14 @@ def _float_ops():
                     "2^127): the exact sum 127 * 2^120 is an f32, but an order that adds the two positive terms first "
                     "overflows to inf (burn gave -inf), so the sum is undefined; the oracle had checked the terms' "
                     "exactness but not the partial sums' range"),
+        case("float_ops/fuzz/past-buffer-scales-then-block-check", "float_ops",
+             {"scheme": scheme("Q8S", block=[2, 1, 2], block_dtype="F32"),
+              "steps": [{"op": "reshape", "shape": [1, 2]}, {"op": "slice", "ranges": [[0, 1, 1]]}, {"op": "neg"}]},
+             {"x": f32(0.0, 0.0)}, spec=("§9.3", "§9.5"),
+             reason="found by fuzzing float_ops on burn-wgpu 0.22.1 SPIR-V (seed 20261205): quantized on the device "
+                    "(one block of [2]), the reshape to [1, 2] gives the scale tensor a [1, 2] grid over a buffer of "
+                    "one scale, so its kernels read past it (undefined); q_slice's requantize asserts [1, 2] against "
+                    "the block [2, 1] on the host first, and every run panics there"),
         *[case(f"float_ops/fuzz/oversized-upload-{name}", "float_ops", {"scheme": _E2M1_ND_BLOCK, "steps": steps},
                {"codes": i8(*(np.arange(96) % 15 - 7)).reshape(6, 16), "scales": f32(1.0, 2.0)},
                spec=("§9.5", "§8"), reason=why)

@@ -146,6 +146,22 @@ def test_a_reshape_gives_the_scales_the_new_grid_over_the_same_buffer():
         run_steps(qt, [{"op": "reshape", "shape": [1, 4, 1]}], get_profile(VULKAN))
 
 
+def test_scales_read_past_their_buffer_are_undefined_only_where_values_reach_a_result():
+    # per_block([2, 1, 2]) on [2] is one block of 2 (one scale); unsqueezed to [1, 2] it takes [2, 1], a [1, 2] grid
+    # over that buffer of one: what a kernel reads of the second scale is undefined. A slice requantizes, and its
+    # compute_range asserts [1, 2] against the block [2, 1] on the host before anything is read.
+    prof = get_profile(VULKAN)
+    qt = o.QTensor(np.zeros(2, np.int8), np.ones(1, np.float32), None, Q8S.per_block([2, 1, 2], ScaleDtype.F32))
+    unsqueeze, slice_row = {"op": "reshape", "shape": [1, 2]}, {"op": "slice", "ranges": [[0, 1, 1]]}
+    for steps in ([unsqueeze], [unsqueeze, {"op": "transpose"}], [unsqueeze, {"op": "neg"}]):
+        with pytest.raises(o.UndefinedBehaviour):
+            run_chain(load(qt, prof), steps, prof)
+    text = "Tensor Shape { dims: [1, 2] } must be evenly divisible by block size [2, 1]"
+    burn_raises("range.block_not_divisible", text, run_chain, load(qt, prof), [unsqueeze, slice_row], prof)
+    burn_raises("range.block_not_divisible", text, run_chain, load(qt, prof), [unsqueeze, slice_row, {"op": "neg"}],
+                prof)
+
+
 def test_spirv_reads_an_fp8_nan_code_as_the_quiet_nan_with_its_sign():
     # Measured on lavapipe (0.22.1 and 0.23.0-pre.1 vulkan): dequantize of E5M2 codes 0x7E, 0xFD and E4M3 0x7F, 0xFF
     # printed 0x7FC00000, 0xFFC00000, 0x7FC00000, 0xFFC00000 (0.22.0-pre.3 too); burn's host types (and the CUDA model)
