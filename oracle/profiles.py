@@ -502,7 +502,7 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1752 vectors: 1509 passed, 243 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "1753 vectors: 1510 passed, 243 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -512,7 +512,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1752 vectors: 1443 passed, 309 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn); "
+        "1753 vectors: 1444 passed, 309 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -556,7 +556,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1752 vectors: 1306 passed, 446 not applicable (float_ops unclaimed), 0 diverging (2026-12-03, "
+        "1753 vectors: 1306 passed, 447 not applicable (float_ops unclaimed), 0 diverging (2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
