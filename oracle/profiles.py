@@ -542,7 +542,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build", unclaimed=_FUSED_UNCLAIMED),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1751 vectors: 1512 passed, 239 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn, "
+        "1753 vectors: 1514 passed, 239 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -568,7 +568,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_FUSED_UNCLAIMED),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1751 vectors: 1446 passed, 305 not applicable, 0 diverging (2026-12-03, --strict-messages --exact-burn; on "
+        "1753 vectors: 1448 passed, 305 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
