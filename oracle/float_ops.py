@@ -489,18 +489,19 @@ src/stream/execution/scope/base.rs:80-92). A reduction, a sort or a gather runs 
 def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
     """The units of work burn-fusion runs for float-op step ``s`` on a tensor (``ghost``: the quantized tensor it is,
     None for a float one), in order along the path to the step's output: the dequantize (fused with an
-    :data:`ELEMENTWISE` op where fusion reads the scheme), the op, ``q_argmax``'s int result cast by ``Tensor::float``,
-    and the requantize's ``QuantizeOp`` (whose first input is the tensor, so its output is one below it). ``max_dim``:
-    ``q_gather`` dequantizes the tensor again and gathers it (the tensor its first input) before the requantize
+    :data:`ELEMENTWISE` op where fusion reads the scheme), the op, ``Tensor::float``'s cast of ``q_argmax``'s int
+    result or a comparison's bool (measured: a two-level comparison is read 2 deep), and the requantize's
+    ``QuantizeOp`` (whose first input is the tensor, so its output is one below it). ``max_dim``: ``q_gather`` dequantizes the tensor again and gathers it (the tensor its first input) before the requantize
     (burn-backend-0.23.0-pre.1 src/backend/ops/qtensor.rs, ``q_max_dim``)."""
     op = s["op"]
+    cast = op in ("argmax", "argmin", "argsort") or op in COMPARISONS
     if ghost is None:
-        return [op, "cast"] if op in ("argmax", "argmin", "argsort") else [op]
+        return [op, "cast"] if cast else [op]
     if op in ("max_dim", "min_dim"):
         return ["dequantize", "gather", "quantize"]
     fused = op in ELEMENTWISE and fused_read(ghost.scheme, profile) is not None
     out = [f"dequantize+{op}"] if fused else ["dequantize", op]
-    if op in ("argmax", "argmin", "argsort"):
+    if cast:
         out.append("cast")
     if ROUTES.get(op) is requantized:
         out.append("quantize")
@@ -562,8 +563,36 @@ def _failed_float(held: QTensor, s: dict, p: BurnPanic, profile: Profile) -> Err
     return Errored(p, len(work) - 1 - failed_at, shape, ghost)
 
 
+def _failed_operand(held, s: dict, profile: Profile) -> Errored | None:
+    """The output of step ``s`` whose quantized operand (``quantized_operand``) failed its on-device quantize on the
+    stream: it holds that failure one unit below for a matmul (``q_matmul`` is one op) or for an :data:`ELEMENTWISE`
+    op whose kernel reads the operand's scheme itself, two where the operand's dequantize runs alone (measured on
+    both fused builds: ``q.sub(p)`` with ``p`` Native Q8S is read 1 deep, ``q.mul(p)`` with ``p`` Native E4M3 2 deep).
+    None when the step has no such operand or its quantize did not fail on the stream."""
+    if "rhs_scheme" not in s:
+        return None
+    try:
+        quantized_operand(s, profile)
+        return None
+    except BurnPanic as p:
+        if not failed_on_stream(p, profile):
+            raise
+        failure = surfaced_at_read(p)
+    fused = s["op"] == "matmul" or (s["op"] in ELEMENTWISE and
+                                    fused_read(QuantScheme.from_json(s["rhs_scheme"]), profile) is not None)
+    lhs = np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32)
+    if s["op"] == "matmul":  # numpy's broadcast, without the GEMM's own checks of values nobody computes
+        shape = np.matmul(lhs, np.zeros(s["shape"], np.float32)).shape
+    else:
+        shape = np.shape(compute(lhs, {k: v for k, v in s.items() if k != "rhs_scheme"}, profile))
+    return Errored(failure, 1 if fused else 2, shape, None)
+
+
 def stream_step_float(held, s: dict, profile: Profile):
     """One step of a chain on burn-fusion's stream: a failure is held by the step's output (:class:`Errored`)."""
+    failed = None if isinstance(held, Errored) else _failed_operand(held, s, profile)
+    if failed is not None:
+        return failed
     if isinstance(held, Errored):
         if s["op"] in ROUTES:
             return _errored_float(held, s, profile)

@@ -87,13 +87,17 @@ NOT_FORWARDED = frozenset({"gather", "repeat_dim", "cat"})
 def _depth_below_failure(held: QTensor | np.ndarray, s: dict, profile: Profile) -> int:
     """How many stream ops below the failed one step ``s`` leaves its output: a dequantize that failed is followed by
     the float op (a ``float_`` route; burn-fusion runs ``q_matmul`` as one op, src/ops/qtensor.rs:468), and under a
-    trait default also by the quantize (``NOT_FORWARDED``: measured only where fusion declines the scheme, a
-    two-level one; a scheme fusion reads fails at depth 0 there, measured, not located)."""
+    trait default also by the quantize (``NOT_FORWARDED``: measured where fusion declines the scheme, a two-level
+    one, and for a ``cat`` of copies along a dim of extent 1, a ``stack`` included; otherwise a scheme fusion reads
+    fails at depth 0 there; measured on both fused builds in fresh processes, not located)."""
     if not isinstance(held, QTensor):
         return 0
     if route(s, held, profile) in (float_, float_i8):
         return int(s["op"] != "matmul")
-    return 2 if s["op"] in NOT_FORWARDED and fused_read(held.scheme, profile) is None else 0
+    if s["op"] not in NOT_FORWARDED:
+        return 0
+    along_one = s["op"] == "cat" and s["copies"] > 1 and held.codes.shape[s["dim"]] == 1
+    return 2 if along_one or fused_read(held.scheme, profile) is None else 0
 
 
 @dataclass(frozen=True)

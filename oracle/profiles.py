@@ -527,7 +527,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1751 vectors: 1301 passed, 450 not applicable (float_ops unclaimed), 0 diverging (2026-12-03, "
+        "1753 vectors: 1302 passed, 451 not applicable (float_ops unclaimed), 0 diverging (2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
         "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,

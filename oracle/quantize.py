@@ -22,6 +22,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of, params_shape
@@ -326,6 +327,8 @@ def _admit_gpu(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sc
         # the kernel writes the global too (GlobalScale::write, cubek-quant quantize.rs:242-243): measured through
         # SPIR-V, an empty two-level tensor's global 1.0 read back as 0.0 on 0.22.1 and 4.0 on 0.23 (found by fuzzing)
         raise UndefinedBehaviour("no kernel runs for an empty tensor, and its scale storage is fresh memory")
+    if scheme.block_size() is not None:  # the output's scale tensor holds the grid, whatever was given
+        stored = stored[:needed]
     return _held(stored, scheme, profile), glob, layout
 
 
@@ -389,11 +392,26 @@ def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndar
 
 
 def kernel_round_up(scales: np.ndarray, dtype: ScaleDtype, profile: Profile) -> np.ndarray:
-    """The kernel rounds each given scale up onto its dtype's grid itself (``write_scale``, cubek-quant
-    ``quantize.rs:89-108``): the host rule, but a NaN takes the bit trick (``rounding.round_up``)."""
+    """The kernel rounds each given scale up onto its dtype's grid itself, then casts it to the storage type and
+    divides by that (``write_scale``: ``FS::cast_from(round_up_to_dtype(..))``, cubek-quant ``quantize.rs:89-108``):
+    the host rule, but a NaN takes the bit trick (``rounding.round_up``), and a value the round-up leaves off the
+    grid (a negative scale past the maximum, -inf) becomes what the cast makes of it (:func:`as_storage`)."""
     if dtype is ScaleDtype.F32 or (dtype is ScaleDtype.UE8M0 and not profile.ue8m0):
         return stored_scales(scales, dtype, profile)
-    return round_up(scales, dtype, ue8m0=profile.ue8m0, in_kernel=True)
+    rounded = round_up(scales, dtype, ue8m0=profile.ue8m0, in_kernel=True)
+    return rounded if dtype is ScaleDtype.UE8M0 else as_storage(rounded, dtype)
+
+
+def as_storage(values: np.ndarray, dtype: ScaleDtype) -> np.ndarray:
+    """``FS::cast_from`` of an f32 value to a kernel's F16, BF16 or UE4M3 scale: IEEE round to nearest for the
+    halves (past the maximum, an infinity), cubecl's software E4M3 conversion saturating at +-448 (measured on
+    lavapipe: given scales -inf, -500 and -1000 divide as -448); a NaN stays as it is."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype is ScaleDtype.UE4M3:
+            cast = np.clip(values, np.float32(-448.0), np.float32(448.0))
+        else:
+            cast = values.astype(np.float16 if dtype is ScaleDtype.F16 else ml_dtypes.bfloat16).astype(np.float32)
+    return np.where(np.isnan(values), values, cast).astype(np.float32, copy=False)
 
 
 def _cpu_operands(x: np.ndarray, effective: np.ndarray, one_level: bool, profile: Profile):

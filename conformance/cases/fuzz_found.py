@@ -335,6 +335,26 @@ def _real_gpu_0_22_1():
              reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 695): no kernel runs for an "
                     "empty tensor and the per-tensor scale it keeps is fresh memory (0.0 in a fresh process, 0.1875 "
                     "after other requests), undefined; 0.22.0-pre.3 kept the given bytes (1.0)"),
+        case("quantize/fuzz/scale-cast-saturates-ue4m3", "quantize",
+             {"scheme": scheme("Q8F", block=[4], block_dtype="UE4M3"), "api": "backend"},
+             {"x": f32(240, 100, -100, 230, 448, -1, 0, 1), "scales": f32(-np.inf, -1000.0)}, spec=("§5.4", "§4.1"),
+             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261212, quantize cases 2551, 8458, 19994): "
+                    "write_scale divides by FS::cast_from(round_up_to_dtype(s)) (cubek-quant quantize.rs:89-108), the "
+                    "scale in its storage type; a negative scale the round-up leaves off the grid (-inf, -1000) casts "
+                    "to -448 (cubecl's saturating E4M3 conversion), so 240 / -448 rounds to -1; the oracle had divided "
+                    "by the rounded f32 (-inf: every code 0)"),
+        case("quantize/fuzz/scale-cast-f16-overflows", "quantize",
+             {"scheme": scheme("Q8F", block=[4], block_dtype="F16"), "api": "backend"},
+             {"x": f32(65504, 1e6, -1e6, 3e5, 65504, 1e6, -1e6, 3e5), "scales": f32(-70000.0, -65519.0)},
+             spec=("§5.4", "§4.1"),
+             reason="the F16 twin of scale-cast-saturates-ue4m3: the cast to f16 rounds to nearest, so -70000 "
+                    "becomes -inf (every code of its block 0) and -65519 becomes -65504 (measured on 0.22.1 SPIR-V)"),
+        case("quantize/fuzz/empty-block-tensor-holds-no-scales", "quantize",
+             {"scheme": scheme("Q8F", block=[4]), "api": "backend"},
+             {"x": f32(np.zeros((0, 4))), "scales": f32([1.75])}, spec=("§5.4",),
+             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261212, quantize case 5793): the output's "
+                    "scale tensor is the block grid, here empty, whatever was given; the oracle had kept the given "
+                    "scale, whose 4 bytes the read-back then took for codes"),
         _ql("qlayout/fuzz/same-shape-reshape-nd-block", scheme("Q8S", block=[2, 2]), [{"op": "reshape", "shape": [2]}],
             [-127, -127], [1.0], spec=("§9.3",),
             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "

@@ -240,3 +240,17 @@ def test_a_compile_failure_in_a_float_chain_lets_a_later_host_panic_come_first()
     with pytest.raises(o.BurnPanic) as err:
         run_chain(held, [step], get_profile(WGPU))
     assert err.value.code == "cubecl.native_value"
+
+
+def test_the_quantize_kernel_divides_by_the_scale_in_its_storage_type():
+    # write_scale divides by FS::cast_from(round_up_to_dtype(s)). UE4M3: cubecl's software E4M3 conversion saturates,
+    # so -inf and -1000 divide as -448 and 240 / -448 = -0.54 rounds to -1 (measured on 0.22.1 SPIR-V). F16: the
+    # cast rounds to nearest: -70000 overflows to -inf (240 / -inf = -0.0, code 0), -65519 becomes -65504
+    # (49128 / -65504 = -0.75, code -1).
+    q8f = Q8S.with_value(QuantValue.Q8F)
+    for dtype, x, scales, codes in (
+            (ScaleDtype.UE4M3, [240.0] * 8, [-np.inf, -1000.0], [-1] * 8),
+            (ScaleDtype.F16, [240.0] * 4 + [49128.0] * 4, [-70000.0, -65519.0], [0] * 4 + [-1] * 4)):
+        qt = o.quantize(np.array(x, np.float32), q8f.per_block([4], dtype), np.array(scales, np.float32),
+                        profile=VULKAN)
+        assert qt.codes.tolist() == codes, dtype
