@@ -31,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from .choices import NEG
-from .dequantize import FP8_SCALAR_FAILURES, MATMUL_I8_FAILURES
+from .dequantize import COMPILE_FAILURES, FP8_SCALAR_FAILURES, MATMUL_I8_FAILURES
 from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
 from .layout import NOT_FORWARDED, Errored, failed_on_stream, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
@@ -40,7 +40,7 @@ from .qtensor import QTensor
 from .quantize import quantize_dynamic
 from .routes import FROM_UNDEFINED, check_matmul, float_i8, route, stand_in, values
 from .scheme import NATIVE, QuantScheme
-from .support import fused_read
+from .support import fused_inputs, fused_read
 from .views import PURE_MOVES, vecmat_swap
 from .vocabulary import FLOAT_STEPS
 
@@ -264,8 +264,25 @@ def as_float(s: dict, held: QTensor | np.ndarray, profile: Profile) -> np.ndarra
     """``into_float`` / ``dequant_op_flow!`` under ``Inhibit`` / ``q_argmax``: dequantized, then the float op (a
     quantized other side made first, dequantized after the held tensor)."""
     operand = quantized_operand(s, profile)
-    x = values(held, profile)
+    with fused_inputs(kernel_inputs(s, np.shape(held.codes if isinstance(held, QTensor) else held), operand, profile)):
+        x = values(held, profile)
     return np.ascontiguousarray(compute(x, s, profile, None if operand is None else values(operand, profile)))
+
+
+def kernel_inputs(s: dict, shape: tuple[int, ...], operand: QTensor | None, profile: Profile) -> tuple[str, ...]:
+    """The inputs of the fused kernel that reads a held Native tensor's codes for step ``s`` on a tensor of ``shape``
+    (``support.fused_inputs``; measured on both fused builds' WGSL): a mask op and ``q.op(q)`` read the tensor
+    twice, a quantized operand adds its codes (as fusion reads them) and scales; a float other side, or an operand
+    dequantized on its own, adds its tensor only where it is broadcast: one of the output's shape is written in
+    place (``q.add(f)`` with ``f`` a row: 3 inputs; ``q.add(p)`` with ``p`` NVFP4: 2)."""
+    if s["op"] in ("mask_fill", "mask_where") or s.get("rhs") == "self":
+        return ("i8", "f32", "i8", "f32")
+    read = None if operand is None else fused_read(operand.scheme, profile)
+    if read is not None:
+        return ("i8", "f32", read, "f32")
+    if isinstance(s.get("rhs"), list) and tuple(s["shape"]) != np.broadcast_shapes(shape, tuple(s["shape"])):
+        return ("i8", "f32", "f32")
+    return ("i8", "f32")
 
 
 def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
@@ -453,11 +470,12 @@ def _chain_step(held, s: dict, profile: Profile):
     return step(held, s, profile)
 
 
-def _past_step(held, s: dict, past: Profile):
-    """Step ``s`` as if the kernel that failed to compile had run: again under ``past``; a matmul whose quantized
-    kernel failed gives a float tensor of its shape (nothing reads its values: the read meets the failure)."""
+def _past_step(held, s: dict, past: Profile, again: Callable = None):
+    """Step ``s`` as if the kernel that failed to compile had run: ``again`` (the chain's own step, ``_chain_step``
+    by default) under ``past``; a matmul whose quantized kernel failed gives a float tensor of its shape (nothing
+    reads its values: the read meets the failure)."""
     if s["op"] != "matmul":
-        return _chain_step(held, s, past)
+        return (again or _chain_step)(held, s, past)
     ghost = np.zeros(held.codes.shape if isinstance(held, QTensor) else np.shape(held), np.float32)
     return np.zeros(np.shape(matmul(ghost, s, past)), np.float32)
 
@@ -578,6 +596,12 @@ def _failed_operand(held, s: dict, profile: Profile) -> Errored | None:
         if not failed_on_stream(p, profile):
             raise
         failure = surfaced_at_read(p)
+    # An elementwise op's own dequantize of the held tensor failing too: the output holds that (measured: q.mul(p),
+    # q two-level); q_matmul, one op, holds the operand's.
+    lhs = None if s["op"] == "matmul" or not isinstance(held, QTensor) else \
+        _stream_failure(lambda: values(held, profile), profile)
+    if lhs is not None:
+        return _failed_float(held, s, lhs, profile)
     fused = s["op"] == "matmul" or (s["op"] in ELEMENTWISE and
                                     fused_read(QuantScheme.from_json(s["rhs_scheme"]), profile) is not None)
     lhs = np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32)
@@ -586,6 +610,19 @@ def _failed_operand(held, s: dict, profile: Profile) -> Errored | None:
     else:
         shape = np.shape(compute(lhs, {k: v for k, v in s.items() if k != "rhs_scheme"}, profile))
     return Errored(failure, 1 if fused else 2, shape, None)
+
+
+def _stream_failure(run: Callable[[], object], profile: Profile) -> BurnPanic | None:
+    """The stream op's failure ``run`` raises, None if it raises none (a compile failure, which errors no tensor,
+    and undefined values count as none)."""
+    try:
+        run()
+    except BurnPanic as p:
+        if failed_on_stream(p, profile):
+            return p
+    except UndefinedBehaviour:
+        pass
+    return None
 
 
 def stream_step_float(held, s: dict, profile: Profile):
@@ -662,11 +699,16 @@ def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | 
     read, ``fused_i8_panic``; WGSL's scalar fp8 scale, ``wgsl.fp8_scalar_unwritten``) is no stream op's: the launch
     returns and the bytes are never written, so it is met only by a read of bytes nothing errored (measured: ``abs``
     of a Native Q8S tensor reads its failed requantize, skipped 1, where ``neg`` reads the compile failure); the
-    chain goes on past it as if the kernel had run."""
+    chain goes on past it as if the kernel had run. A deferred ``upload`` panic is what a read meets last: after a
+    failure the tensor holds, and after a compile failure on the way (measured on the fused 0.22.1 WGSL binary: an
+    oversized E2M1 upload with UE4M3 scales reads the scale's compile failure bare, after ``abs``, ``topk`` or
+    ``sort``, and a refused reshape's failure after a reshape)."""
     late = None
     for s in steps:
-        if upload is not None and s["op"] in HOST_READS:
-            raise upload
+        if upload is not None and s["op"] in HOST_READS and not isinstance(held, Errored):
+            if late is None:
+                _read_for_sort(held, s, profile)
+            raise read_by_sort(late) if late is not None else upload
         if late is not None and s["op"] in HOST_READS and not isinstance(held, Errored):
             raise read_by_sort(late)
         try:
@@ -678,9 +720,16 @@ def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | 
             late = late or p
             if s["op"] in HOST_READS:
                 raise read_by_sort(p) from None
-            held = stream_step_float(held, s, past)
-    if upload is not None:
-        raise upload
-    if isinstance(held, Errored) or late is None:
+            held = _past_step(held, s, past, stream_step_float)
+    if isinstance(held, Errored) or (late is None and upload is None):
         return read_back(held, profile)
-    raise late
+    if late is not None:
+        raise late
+    try:
+        read_back(held, profile)
+    except BurnPanic as p:
+        if p.code in COMPILE_FAILURES:
+            raise p from None
+    except UndefinedBehaviour:  # what the upload's panic leaves unread
+        pass
+    raise upload

@@ -13,7 +13,7 @@ from .errors import panic
 from .profile import Profile
 from .qtensor import QTensor
 from .scheme import ScaleDtype, shape_debug
-from .support import deferred_panic, fused_read, i8_binding, native_vector_width
+from .support import check_dequantize, deferred_panic, fused_read, i8_binding, native_vector_width
 from .views import axes_of, row_major
 
 
@@ -33,12 +33,17 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
         raise deferred_panic("wgsl.fp8_scalar", profile)
     if qt.scheme.store.kind != "Native":
         return
+    if fused == "i8" and side != "lhs" and qt.scheme.block_size() is not None:
+        # the fused matmul reads a per-block tensor's codes on the lhs only: an rhs is the backend's dequantize,
+        # whose launch check fails on the stream (measured on both fused builds: bare, at depth 0)
+        check_dequantize(qt.scheme, qt.codes.shape, profile, fusible=False)
+        return
     var, line, binding = _I8_BINDINGS[side, qt.scheme.scale_dtype() is ScaleDtype.F16]
     width = 1
-    if fused == "i8" and side == "lhs":
+    if fused == "i8":
         # burn-cubecl-fusion's matmul reads the codes itself (`fused_read`, src/optim/matmul/fuser.rs:53), three
-        # lines earlier and as wide vectors as the last dim allows (measured: v5 on line 4 as vec4 for [4, 8];
-        # v13 on line 5, one by one, for [1, 1, 1, 9]).
+        # lines earlier and as wide vectors as the last dim allows, on either side (measured: an lhs v5 on line 4 as
+        # vec4 for [4, 8], v13 on line 5, one by one, for [1, 1, 1, 9]; an rhs and both sides on line 3 as vec4).
         line -= 3
         width = 1 if qt.last_axis_moved else native_vector_width(qt.codes.shape, 1, profile)
     raise deferred_panic("wgsl.matmul_i8", profile, **i8_binding(var, line, width, binding))

@@ -371,6 +371,10 @@ class Evidence:
         c.STATUS.check(self.status)
 
 
+# The ops of the 2026-12-04 SPIR-V campaign that drew 20,000 cases each without a divergence (quantize again below).
+_CLEAN_0_22_1_VULKAN_2026_12_04 = ("round_up", "encode_scales", "decode_scales", "compute_range", "compute_q_params",
+                                   "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32",
+                                   "unpack_u32", "ternary_matmul", "scheme_info")
 _SUITE = "the whole golden suite, exact messages (scripts/burn-conformance.sh, every make test)"
 # The default fuzz set (conformance.fuzz.strategies.DEFAULT_OPS; the evidence test keeps it equal), named here because
 # oracle/ never imports conformance/: the 16 ops of 2026-11-30/12-01, and float_ops since 2026-12-02.
@@ -461,10 +465,6 @@ def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
                     then=_float_ops_runs(binary))
 
 
-# burn-wgpu's default builds leave float_ops unclaimed (adapters/burn/src/bin/wgpu.rs: the fused stream of float ops
-# is not modelled everywhere; docs/findings.md, "`float_ops` on this binary").
-_FUSED_UNCLAIMED = ("float_ops",)
-
 EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/ndarray": Evidence(
         "proven", "qconform-burn-pre3-ndarray", _SUITE, _campaign_2026_12_01("qconform-burn-pre3-ndarray"),
@@ -523,11 +523,23 @@ EVIDENCE: dict[str, Evidence] = {
                        Campaign(20261209, 800, ("float_ops",), "2026-12-03", "qconform-burn-0_22_1-vulkan", "32ed27f",
                                 0, "545 judged, 129 undefined (skipped), 126 not applicable, with fp8 NaN and inf "
                                    "codes and sqrt of negative values; the one class of the first run (an fp8 NaN "
-                                   "code's bits in a requantized block, 1 case) modelled (fp8_nan)"))),
+                                   "code's bits in a requantized block, 1 case) modelled (fp8_nan)"),
+                       Campaign(20261212, 20_000, _CLEAN_0_22_1_VULKAN_2026_12_04, "2026-12-04",
+                                "qconform-burn-0_22_1-vulkan", "b87e12d", 0,
+                                "scripts/fuzz-campaign.sh with FUZZ_TIMEOUT=120: every case of round_up, "
+                                "encode_scales, decode_scales, to_bytes, from_bytes, ternary_matmul and scheme_info "
+                                "judged; 11,329-11,400 of compute_range, compute_q_params, quantize_dynamic and "
+                                "dequantize (the rest not applicable), pack_u32 8,814, unpack_u32 15,615"),
+                       Campaign(20261212, 20_000, ("quantize",), "2026-12-04", "qconform-burn-0_22_1-vulkan",
+                                "6e92083", 0,
+                                "6,337 judged, 2,872 undefined (skipped), 10,791 not applicable; the same seed's "
+                                "first run (oracle at b87e12d) found 7 in two classes, both modelled since (the "
+                                "kernel divides by the scale in its storage type; an empty block tensor holds no "
+                                "scales: docs/findings.md)"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1756 vectors: 1305 passed, 451 not applicable (float_ops unclaimed), 0 diverging (2026-12-04, "
+        "1756 vectors: 1509 passed, 247 not applicable, 0 diverging (2026-12-04, float_ops claimed since that day, "
         "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
         "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
@@ -539,7 +551,7 @@ EVIDENCE: dict[str, Evidence] = {
                  "quantize_dynamic/fuzz/q-params-checks-past-a-failed-range), and the fp8 scale's compile error "
                  "before write_range (dequantize 1; the lean binary answers it alike, issue 22): far from 20,000 "
                  "cases per op"),
-        "docs/findings.md, burn-wgpu's default build", unclaimed=_FUSED_UNCLAIMED),
+        "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
         "1756 vectors: 1517 passed, 239 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn, "
@@ -556,7 +568,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1756 vectors: 1309 passed, 447 not applicable (float_ops unclaimed), 0 diverging (2026-12-04, "
+        "1756 vectors: 1513 passed, 243 not applicable, 0 diverging (2026-12-04, float_ops claimed since that day, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
@@ -565,7 +577,7 @@ EVIDENCE: dict[str, Evidence] = {
                  "dequantize after a reshape fails at B::dequantize's launch check, not in a fused kernel; an empty "
                  "result reads back with no failure from the ops above it (twice); a permuted E4M3 PackedU32 lhs of "
                  "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op"),
-        "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build", unclaimed=_FUSED_UNCLAIMED),
+        "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
         "1756 vectors: 1451 passed, 305 not applicable, 0 diverging (2026-12-04, --strict-messages --exact-burn; on "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from .choices import FUSED_READ, QUANTIZE_CHECK, READ_FAILURE
 from .errors import BurnPanic, panic, skipped_below, surfaced_at_read
@@ -200,15 +201,36 @@ def i8_binding(var: str, line: int, width: int, binding: int = 0) -> dict[str, o
     return {"line": line, "col": col, "var": var, "array": array, "pad": " " * col, "binding": binding}
 
 
+_FUSED_INPUTS: ContextVar[tuple[str, ...]] = ContextVar("fused_inputs", default=("i8", "f32"))
+
+
+@contextmanager
+def fused_inputs(inputs: tuple[str, ...]):
+    """The input bindings, in order, of the fused elementwise kernel a float op builds around its dequantize (the
+    codes' and scales' of each quantized tensor it reads, one per float tensor; the output follows): where the i8
+    binding that fails to compile is declared (``_check_fused_read``). Without one, a lone dequantize's
+    ``("i8", "f32")``."""
+    token = _FUSED_INPUTS.set(inputs)
+    try:
+        yield
+    finally:
+        _FUSED_INPUTS.reset(token)
+
+
 def _check_fused_read(scheme: QuantScheme, shape: tuple[int, ...], profile: Profile, strided: bool,
                       f16: bool) -> None:
     """The fused elementwise kernel's own read of the codes: where the device cannot declare i8, it fails to
-    compile. Its first binding is the codes (``v1``, after an ``enable f16;`` line when an f16 output or scale is in
-    the kernel), read as the widest vector of the last dim (``native_vector_width``), one by one when strided. No
-    kernel is compiled for a tensor without elements (measured: the read returns the empty tensor)."""
+    compile. The kernel declares its bindings from the last (the output) down to the first, after an ``enable f16;``
+    line when an f16 output or scale is in it, so naga reports the i8 binding of the highest number, variable
+    ``v{1 + 6 * binding}`` (measured: ``q.abs()`` on line 3, ``q.add(f)`` on 4, ``q.mul(q)`` at binding 2 on 3), read
+    as the widest vector of the last dim (``native_vector_width``), one by one when strided. No kernel is compiled
+    for a tensor without elements (measured: the read returns the empty tensor)."""
     if fused_read(scheme, profile) == "i8" and profile.fused_i8_panic is not None and math.prod(shape) > 0:
         width = 1 if strided else native_vector_width(shape, 1, profile)
-        raise panic(profile.fused_i8_panic, **i8_binding("v1", 3 + f16, width))
+        inputs = _FUSED_INPUTS.get()
+        binding = max(i for i, kind in enumerate(inputs) if kind == "i8")
+        above = len(inputs) - binding  # the later inputs and the output, declared first
+        raise panic(profile.fused_i8_panic, **i8_binding(f"v{1 + 6 * binding}", 1 + f16 + above, width, binding))
 
 
 @contextmanager

@@ -13,12 +13,9 @@ impl qconform_burn::Target for WgpuTarget {
     const BACKEND: &'static str = "wgpu";
     /// `load_quantized`: modelled from burn's source for the GPU route, not yet matched by the real kernels
     /// (13 of the suite's vectors disagree on WGSL): not claimed until the model is fitted. `float_ops` is
-    /// claimed by the lean build only: burn's default build fuses the float ops, whose stream the model does
-    /// not yet follow everywhere (docs/findings.md, "float ops on the GPU route").
-    #[cfg(not(feature = "burn-defaults"))]
+    /// claimed by the lean and the default (fused) builds alike since the model follows the fused stream
+    /// (docs/findings.md, "`float_ops` on this binary").
     const UNCLAIMED: &'static [&'static str] = &["load_quantized"];
-    #[cfg(feature = "burn-defaults")]
-    const UNCLAIMED: &'static [&'static str] = &["load_quantized", "float_ops"];
 
     fn device() -> burn_tensor::Device {
         burn_tensor::Device::wgpu(DeviceKind::DefaultDevice)
