@@ -140,6 +140,9 @@ _FLEX_0_22_1 = _FLEX.with_(
     asserts_whole_blocks=True,
     clamp_min_ignores_nan=False,  # burn-flex 0.22.1 ops/float.rs:689-699 tests is_nan first
     checkpoint_reader="ranges_first",  # burn-pack-0.22.1 src/reader.rs:112-133, :286-312
+    # burn's default features (simd): the whole tensor's min/max of +0.0 and -0.0 is its SIMD lanes' pick, as on
+    # 0.23.0-pre.1 (20 of 20,000 compute_range cases on the 0.22.1 default build, seed 20261206; docs/findings.md)
+    tensor_extremum="unpinned",
 )
 
 _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
@@ -158,9 +161,6 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
     declared_length="layout",  # burn-std-0.23.0-pre.1 src/tensor/quantization/base.rs:399-437
     reshape_zero_keeps_dim=False,  # burn-tensor-0.23.0-pre.1 src/tensor/api/base.rs:3456-3460
-    # burn's default features (simd): the whole tensor's min/max of +0.0 and -0.0 is its SIMD lanes' pick, not the
-    # first zero (20 of 20,000 compute_range cases on the default build, seed 20261206; docs/findings.md)
-    tensor_extremum="unpinned",
 )
 
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
