@@ -38,7 +38,7 @@ from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import quantize_dynamic
-from .routes import FROM_UNDEFINED, check_matmul, float_i8, route, stand_in, values
+from .routes import check_matmul, float_i8, requantized_by, route, values
 from .scheme import NATIVE, QuantScheme
 from .support import fused_inputs, fused_read
 from .views import PURE_MOVES, vecmat_swap
@@ -286,10 +286,8 @@ def kernel_inputs(s: dict, shape: tuple[int, ...], operand: QTensor | None, prof
 
 
 def requantized(s: dict, held: QTensor, profile: Profile) -> QTensor:
-    """``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic`` under the held scheme (as
-    ``routes.requantize``: undefined values give an undefined tensor, after the host-side checks)."""
-    out = quantize_dynamic(as_float(s, stand_in(held), profile), held.scheme, profile=profile)
-    return out if held.undefined is None else replace(out, undefined=FROM_UNDEFINED)
+    """``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic`` under the held scheme."""
+    return requantized_by(lambda h: as_float(s, h, profile), held, profile)
 
 
 ROUTES: dict[str, Callable[[dict, QTensor, Profile], QTensor | np.ndarray]] = {
@@ -470,7 +468,7 @@ def _chain_step(held, s: dict, profile: Profile):
     return step(held, s, profile)
 
 
-def _past_step(held, s: dict, past: Profile, again: Callable = None):
+def _past_step(held, s: dict, past: Profile, again: Callable | None = None):
     """Step ``s`` as if the kernel that failed to compile had run: ``again`` (the chain's own step, ``_chain_step``
     by default) under ``past``; a matmul whose quantized kernel failed gives a float tensor of its shape (nothing
     reads its values: the read meets the failure)."""
@@ -509,7 +507,8 @@ def units(s: dict, ghost: QTensor | None, profile: Profile) -> list[str]:
     None for a float one), in order along the path to the step's output: the dequantize (fused with an
     :data:`ELEMENTWISE` op where fusion reads the scheme), the op, ``Tensor::float``'s cast of ``q_argmax``'s int
     result or a comparison's bool (measured: a two-level comparison is read 2 deep), and the requantize's
-    ``QuantizeOp`` (whose first input is the tensor, so its output is one below it). ``max_dim``: ``q_gather`` dequantizes the tensor again and gathers it (the tensor its first input) before the requantize
+    ``QuantizeOp`` (whose first input is the tensor, so its output is one below it). ``max_dim``: ``q_gather``
+    dequantizes the tensor again and gathers it (the tensor its first input) before the requantize
     (burn-backend-0.23.0-pre.1 src/backend/ops/qtensor.rs, ``q_max_dim``)."""
     op = s["op"]
     cast = op in ("argmax", "argmin", "argsort") or op in COMPARISONS
@@ -598,17 +597,17 @@ def _failed_operand(held, s: dict, profile: Profile) -> Errored | None:
         failure = surfaced_at_read(p)
     # An elementwise op's own dequantize of the held tensor failing too: the output holds that (measured: q.mul(p),
     # q two-level); q_matmul, one op, holds the operand's.
-    lhs = None if s["op"] == "matmul" or not isinstance(held, QTensor) else \
+    own = None if s["op"] == "matmul" or not isinstance(held, QTensor) else \
         _stream_failure(lambda: values(held, profile), profile)
-    if lhs is not None:
-        return _failed_float(held, s, lhs, profile)
+    if own is not None:
+        return _failed_float(held, s, own, profile)
     fused = s["op"] == "matmul" or (s["op"] in ELEMENTWISE and
                                     fused_read(QuantScheme.from_json(s["rhs_scheme"]), profile) is not None)
-    lhs = np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32)
+    ghost = np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32)
     if s["op"] == "matmul":  # numpy's broadcast, without the GEMM's own checks of values nobody computes
-        shape = np.matmul(lhs, np.zeros(s["shape"], np.float32)).shape
+        shape = np.matmul(ghost, np.zeros(s["shape"], np.float32)).shape
     else:
-        shape = np.shape(compute(lhs, {k: v for k, v in s.items() if k != "rhs_scheme"}, profile))
+        shape = np.shape(compute(ghost, {k: v for k, v in s.items() if k != "rhs_scheme"}, profile))
     return Errored(failure, 1 if fused else 2, shape, None)
 
 
@@ -705,12 +704,12 @@ def stream_chain(held, steps: list[dict], profile: Profile, upload: BurnPanic | 
     ``sort``, and a refused reshape's failure after a reshape)."""
     late = None
     for s in steps:
-        if upload is not None and s["op"] in HOST_READS and not isinstance(held, Errored):
-            if late is None:
+        if s["op"] in HOST_READS and not isinstance(held, Errored):
+            if late is not None:
+                raise read_by_sort(late)
+            if upload is not None:
                 _read_for_sort(held, s, profile)
-            raise read_by_sort(late) if late is not None else upload
-        if late is not None and s["op"] in HOST_READS and not isinstance(held, Errored):
-            raise read_by_sort(late)
+                raise upload
         try:
             held = stream_step_float(held, s, profile)
         except BurnPanic as p:

@@ -497,7 +497,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests; burn's "
         "default-feature build (simd, multi-threads) too: the suite (1749 passed, 7 not applicable of 1756) and 20,000 "
         "cases of every default op, seed 20261206, oracle at 4b74cf8, 0 diverging (2026-12-04; docs/findings.md, "
-        "\"burn-flex 0.23.0-pre.1's default build\")"),
+        "\"burn-flex 0.22.1's default build\")"),
     "burn-0.23.0-pre.1/flex": Evidence(
         "proven", "qconform-burn-0_23_0_pre_1-flex", _SUITE, _campaign_2026_12_01("qconform-burn-0_23_0_pre_1-flex", "every case of every op judged (the earlier qlayout run at 0de8aa6 found 1 divergence, an inf input's GEMM, since modelled)"),
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests; burn's "

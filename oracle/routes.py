@@ -126,9 +126,14 @@ def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 
 def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
-    """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``; undefined
-    values requantize into an undefined tensor, after ``quantize_dynamic``'s host-side checks on their shape."""
-    out = quantize_dynamic(float_(s, stand_in(held), profile, in_backend=True), held.scheme, profile=profile)
+    """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
+    return requantized_by(lambda h: float_(s, h, profile, in_backend=True), held, profile)
+
+
+def requantized_by(float_op, held: QTensor, profile: Profile) -> QTensor:
+    """``quantize_dynamic`` of ``float_op(held)`` under the held scheme; undefined values requantize into an undefined
+    tensor, after ``quantize_dynamic``'s host-side checks on their shape (``float_op`` sees :func:`stand_in`)."""
+    out = quantize_dynamic(float_op(stand_in(held)), held.scheme, profile=profile)
     return out if held.undefined is None else replace(out, undefined=FROM_UNDEFINED)
 
 
