@@ -25,6 +25,10 @@ The two invariants checked here, each computed by the oracle from the vector its
    0.22.1 also reads a tensor packed along an outer axis as if its bytes were its stored twin's (that axis swapped
    innermost), which burn-std 0.22.1 does not write: acceptable there is the same request packed along the
    innermost dim.
+3. *A view quantizes as its contiguous copy* (``quantize_view``): burn-cubecl reads a view through its strides,
+   and there burn-std's reshape analysis indexes past the shape of some views with a 0-size dim and cubek-reduce's
+   vectors fold other elements than the view's (findings, "burn 0.22.1 on the GPU route"). Acceptable, where the
+   copy has a result unlike burn's: the same request on the view's values, contiguous.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from oracle import QuantScheme, get_profile
+from oracle.errors import BurnPanic
 from oracle.dequantize import stored_swapped
 from oracle.scheme import NATIVE, QuantStore
+from oracle.views import resolved, view
 
 BURN_BUG, VALIDATION_ONLY = "accident:burn-bug", "accident:validation"
 
@@ -94,6 +100,10 @@ def acceptable(op: str, params: dict, inputs: dict, profile: str, entry: dict, r
     """The invariant-respecting outcomes of one profile's expectation ``entry`` (empty when burn keeps the
     invariants there): ``[{"outputs", "values", "why"}]``. ``run(op, params, inputs, profile)`` asks the oracle.
     The expectation may be a panic: burn 0.22 cannot read back some of the bytes it writes."""
+    if op == "quantize_view" and "undefined" not in entry and params["view"]:
+        copy = _contiguous_copy(params, inputs, profile, entry.get("outputs"), run)
+        if copy is not None:
+            return [copy]
     if "undefined" in entry or ("error" in entry and entry["error"]["code"] not in READ_BACK):
         return []
     moved = _moved(entry) if "outputs" in entry else None
@@ -102,6 +112,18 @@ def acceptable(op: str, params: dict, inputs: dict, profile: str, entry: dict, r
     twin = _written_twin(op, params, inputs, profile, entry, run) or _innermost_twin(op, params, inputs, profile,
                                                                                     entry, run)
     return [] if twin is None else [twin]
+
+
+def _contiguous_copy(params, inputs, profile, held, run) -> dict | None:
+    """The view's values quantized as a contiguous tensor (the same request with no view steps), where that is a
+    result unlike burn's outputs ``held``."""
+    try:
+        steps = resolved(np.shape(inputs["x"]), params["view"], get_profile(profile).reshape_zero_keeps_dim)
+    except BurnPanic:  # burn-tensor refuses the view itself: no copy to compare with
+        return None
+    twin = run("quantize_view", dict(params, view=[]), {"x": view(np.asarray(inputs["x"]), steps)}, profile)
+    return _as_written(twin, held, "a view quantizes as its contiguous copy (burn-cubecl reads this view through its "
+                                   "strides and answers otherwise, docs/findings.md)")
 
 
 def _moved(entry: dict) -> dict | None:

@@ -16,13 +16,18 @@ from .choices import MEAN_SUMMATION, TENSOR_EXTREMUM
 from .errors import panic
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .scheme import QuantScheme, list_debug, shape_debug
+from .gpu_reduce import gather, memory, reduce_dim_reads, reduce_order
+from .strides import is_contiguous, reshape_action
+from .support import io_vector_sizes
 
 CALIBRATIONS = ("minmax", "absmean")
 
 
 def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax", *,
-                  profile: str | Profile = DEFAULT_PROFILE) -> tuple[np.ndarray, np.ndarray]:
-    """``(min, max)`` in ``x``'s dtype, shaped ``params_shape`` (``[1]`` per tensor)."""
+                  profile: str | Profile = DEFAULT_PROFILE,
+                  strides: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(min, max)`` in ``x``'s dtype, shaped ``params_shape`` (``[1]`` per tensor). ``strides``: those of the
+    view ``x`` is on the device, where the profile reshapes by strides (``None``: contiguous)."""
     prof = get_profile(profile)
     x = np.asarray(x)
     if calibration not in CALIBRATIONS:
@@ -33,10 +38,11 @@ def compute_range(x: np.ndarray, scheme: QuantScheme, calibration: str = "minmax
         if calibration == "minmax":
             if x.size == 0:
                 raise panic(prof.empty_range_panic)
-            return _tensor_extremum(x, np.min, prof), _tensor_extremum(x, np.max, prof)
+            read = _read_on_device(x, strides, next(iter(reduce_order(x.shape)), None), prof)
+            return _tensor_extremum(read, np.min, prof), _tensor_extremum(read, np.max, prof)
         gamma = _mean(np.abs(x).reshape(-1), 0, prof).reshape(1)  # of nothing: 0 / 0 = NaN, no panic
         return -gamma, gamma
-    blocks = _block_view(x, scheme, prof)
+    blocks = _block_view(x, scheme, prof, strides)
     reduce_axes = [axis for axis in range(1, blocks.ndim, 2) if blocks.shape[axis] > 1]
     grid = params_shape(x.shape, scheme)
     if calibration == "minmax":
@@ -143,17 +149,42 @@ def ops_below_first_reduction(shape: tuple[int, ...], scheme: QuantScheme) -> in
     return sum(1 for b in BlockLayout(shape, scheme.block_size()).block if b > 1)
 
 
-def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile) -> np.ndarray:
+# The panics of reduce_blocks' split reshape, the op before its first reduction.
+SPLIT_PANICS = frozenset({"cubecl.reshape_analysis_index", "cubecl.binding_tiling_rank"})
+
+
+def _block_view(x: np.ndarray, scheme: QuantScheme, profile: Profile, strides=None) -> np.ndarray:
     """``x`` as ``[n0, b0, n1, b1, ...]``; calibration needs every dim to be a whole number of blocks, and the
-    backend must hold a tensor of twice the rank."""
+    backend must hold a tensor of twice the rank. A device view (``strides``) is split as burn-cubecl reshapes it,
+    and its first block axis read as the kernel reads it (:func:`_read_on_device`)."""
     layout = BlockLayout(x.shape, scheme.block_size())
     if not layout.divides():
         raise panic("range.block_not_divisible", shape=shape_debug(x.shape), block=list_debug(layout.block))
     split = layout.split_shape()
     too_many = profile.max_reshape_dims is not None and len(split) > profile.max_reshape_dims
+    split_strides = None
+    if strides is not None and profile.strided_views:
+        # burn-cubecl restrides the view or copies it (a copy into a buffer past cubecl's dims fails to bind; a copy
+        # out of one, the reshape back to params_shape of a strided split, binds: measured); the analysis may panic
+        split_strides = reshape_action(x.shape, strides, split, profile.contiguity_ignores_unit_dims)
+        if too_many and split_strides is None:
+            raise panic("cubecl.binding_tiling_rank", dims=len(split))
     if too_many and (not profile.dims_limit_on_reduce or max(layout.block, default=1) > 1):
         raise panic(profile.reshape_dims_panic, dims=len(split))
-    return x.reshape(split)
+    axes = [axis for axis in range(1, len(split), 2) if split[axis] > 1]
+    return _read_on_device(x.reshape(split), split_strides, axes[0] if axes else None, profile)
+
+
+def _read_on_device(x: np.ndarray, strides, axis: int | None, profile: Profile) -> np.ndarray:
+    """``x`` as the first reduction of ``axis`` reads it on the device, where ``x`` is a view with ``strides``
+    (``oracle.gpu_reduce``): each output's elements along ``axis``; the reductions after it read contiguous
+    tensors. ``x`` itself elsewhere."""
+    if strides is None or axis is None or not profile.strided_views or not x.size:
+        return x
+    if is_contiguous(x.shape, strides, unit_free=False):
+        return x
+    reads = reduce_dim_reads(x.shape, strides, axis, io_vector_sizes(x.dtype.itemsize, profile))
+    return np.moveaxis(gather(*memory(x, strides), reads).squeeze(axis), -1, axis)
 
 
 def _mean(values: np.ndarray, axis: int, profile: Profile) -> np.ndarray:

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 
 class BurnPanic(Exception):
-    """A panic burn raises for this request: ``code`` is the catalogue key, ``message`` burn's exact text."""
+    """A panic burn raises for this request: ``code`` is the catalogue key, ``message`` burn's exact text, ``root``
+    the code of the panic a deferred one reports (the op that failed on a fused build's stream)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, root: str | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.root = root or code
 
     def __repr__(self) -> str:
         return f"BurnPanic({self.code!r}, {self.message!r})"
@@ -318,6 +320,18 @@ _SITES = [
               'buffer" }}',
               "§2", "burn-cubecl-0.22.1/src/tensor/base.rs:106 via cubecl-zspace-0.11.3/src/tiling.rs:86 (at most 8 "
               "logical dims, MAX_LOGICAL_DIMS); measured on lavapipe"),
+    PanicSite("cubecl.binding_tiling_rank", "expect",
+              'a binding\'s tiling describes its own rank: Invalid {{ reason: "Tiling(0) does not fit a rank-{dims} '
+              'buffer" }}',
+              "§2", "cubecl-std-0.11.3 src/tensor/view/launch.rs:305 (the copy kernel burn-cubecl's reshape launches "
+              "for a view it cannot restride, burn-cubecl-0.22.1 src/ops/base.rs:322-335, binds a rank past cubecl's "
+              "8 logical dims); measured on lavapipe"),
+    PanicSite("cubecl.reshape_analysis_index", "index",
+              "index out of bounds: the len is {len} but the index is {index}",
+              "§2", "burn-std-0.22.1 src/tensor/mod.rs:262-275 (`reshape_analysis`' split scan reads `shape[old_idx]` "
+              "after a 0-size dim matched every old dim; the same in 0.22.0-pre.3 and 0.23.0-pre.1), reached by "
+              "burn-backend-0.22.1 src/quantization/scheme.rs:34 (`reduce_blocks`' split of a strided view); found "
+              "by fuzzing on lavapipe"),
     PanicSite("cubecl.reshape_spread_block", "unimplemented",
               "Cannot reshape block-quantized tensor to {shape}: not a whole number of {block} blocks",
               "§9.3", "burn-cubecl-0.22.1/src/ops/base.rs:419-423 (a lone 1-D block spread over several rows)"),
@@ -400,7 +414,8 @@ def surfaced_at_read(p: BurnPanic) -> BurnPanic:
     op's output (``fusion.deferred``); an already deferred panic is left as it is."""
     if p.message.startswith(_INTO_DATA):
         return p
-    return panic("fusion.deferred", error=p.message)
+    deferred = panic("fusion.deferred", error=p.message)
+    return BurnPanic(deferred.code, deferred.message, root=p.code)
 
 
 def skipped_below(p: BurnPanic, depth: int) -> BurnPanic:

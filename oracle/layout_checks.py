@@ -14,7 +14,8 @@ from .profile import Profile
 from .qtensor import QTensor
 from .scheme import ScaleDtype, shape_debug
 from .support import check_dequantize, deferred_panic, fused_read, i8_binding, native_vector_width
-from .views import axes_of, row_major
+from .strides import reshape_analysis, row_major
+from .views import axes_of
 
 
 def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
@@ -115,9 +116,8 @@ def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
 def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
     """burn-std's ``reshape_analysis`` of the stored values (``tensor/mod.rs:216-275``) as ``q_reshape`` runs it: on
     the words view (the packed dim divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last
-    dim divided at load, permuted since: ``memory_axes``), towards the new shape's words. ``contiguous`` and the
-    metadata-only kinds update strides; a tensor neither contiguous nor only gaining unit or split dims is
-    ``recompute`` (its buffer would be copied)."""
+    dim divided at load, permuted since: ``memory_axes``), towards the new shape's words: its kind
+    (:func:`oracle.views.reshape_analysis`), ``recompute`` where the buffer would be copied."""
     store, rank = qt.scheme.store, qt.codes.ndim
     if store.kind == "PackedNative" or not rank:
         return "contiguous"
@@ -131,24 +131,5 @@ def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
         out = list(shape)
         out[len(out) - 1 - store.dim] = -(-out[len(out) - 1 - store.dim] // n)
         return out
-    old, target = words(qt.codes.shape), words(new)
-    unit_free = profile.contiguity_ignores_unit_dims  # a size-1 dim's stride is never applied
-    if all(e == st or (unit_free and d == 1) for e, st, d in zip(row_major(old), strides, old)):
-        return "contiguous"
-    if len(target) < len(old):
-        return "recompute"
-    lead = len(target) - len(old)
-    if lead == 0:
-        return "nochange" if old == target else "recompute"
-    if target[lead:] == old and all(d == 1 for d in target[:lead]):
-        return "broadcast"
-    prod, i = 1, 0
-    for d in target:
-        prod *= d
-        if d == 1:
-            continue
-        if prod == old[i]:
-            prod, i = 1, i + 1
-        elif prod > old[i]:
-            return "recompute"
-    return "split"
+    kind = reshape_analysis(words(qt.codes.shape), strides, words(new), profile.contiguity_ignores_unit_dims)
+    return "recompute" if kind in ("smaller_rank", "highly_permuted") else kind

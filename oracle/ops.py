@@ -26,7 +26,7 @@ from .quantize import quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
-from .support import on_stream, read_below, strided_vector_width
+from .support import on_stream, read_below
 from .views import VIEW_READ, resolved, view_strides
 from .vocabulary import FLOAT_STEPS, LAYOUT_STEPS
 
@@ -138,11 +138,11 @@ def _quantize_view(params, inputs, prof, stages) -> Outputs:
     """``Tensor::quantize_dynamic`` of a view (transposed, sliced, ...) of a contiguous tensor."""
     steps = resolved(np.shape(inputs["x"]), params["view"], prof.reshape_zero_keeps_dim)
     x = prof.step(VIEW_READ)(np.asarray(inputs["x"]), steps)
-    if prof.max_vector_size <= 16:  # a device whose Native kernels vectorize: the view's strides bound the width
-        strides = view_strides(np.shape(inputs["x"]), steps)
-        width = strided_vector_width(x.shape, strides, x.dtype.itemsize, prof)
-        prof = prof.with_(max_vector_size=min(prof.max_vector_size, width))
-    return _qtensor_outputs(quantize_dynamic(x, _scheme(params), profile=prof, stages=stages), prof)
+    strides = None
+    if prof.strided_views:
+        strides = view_strides(np.shape(inputs["x"]), steps, prof.contiguity_ignores_unit_dims)
+    held = quantize_dynamic(x, _scheme(params), profile=prof, stages=stages, strides=strides)
+    return _qtensor_outputs(held, prof)
 
 
 def _to_bytes(params, inputs, prof, stages) -> Outputs:

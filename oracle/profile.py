@@ -230,6 +230,11 @@ class Profile:
     dims of size one from 0.22.1 (``burn-std-0.22.1/src/tensor/mod.rs:36-56``: a size-1 dim's stride is never
     applied); 0.22.0-pre.3 compares every stride (``tensor/mod.rs:30-42``), so a transposed tensor with a unit dim
     reads as strided there and as contiguous here."""
+    strided_views: bool = _flag()
+    """burn-cubecl keeps a view as strides over its buffer: a float reshape follows burn-std's ``reshape_action``
+    (burn-cubecl-0.22.1 src/ops/base.rs:308-336, ``oracle.strides``), so ``reduce_blocks``' split of a view meets the
+    analysis' panic and, past cubecl's 8 dims, the copy kernel's binding limit; and a reduction reads the view
+    through its strides, as cubek-reduce's vectors do (``oracle.gpu_reduce``). The CPU backends read a copy."""
     writes_packed_words: bool = _flag()
     """``q_into_data`` hands over the device's packed u32 words (burn-cubecl), which burn-std's reader unpacks;
     the CPU backends write one i8 per value."""
@@ -397,8 +402,8 @@ CONCERNS: dict[str, tuple[str, ...]] = {
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",
               "packed_outer_reads_memory_order", "stores_packed_axis_innermost", "checkpoint_reader",
               "declared_length"),
-    "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "reshape_refuses_spread_block",
-               "reshape_zero_keeps_dim"),
+    "layout": ("layout", "moves_packing_dim", "contiguity_ignores_unit_dims", "strided_views",
+               "reshape_refuses_spread_block", "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
     "build": ("fusion", "stream_panics", "autotune", "fused_read", "fused_i8_panic", "errored_handles",
               "errored_float_ops", "keeps_same_shape_reshape", "k0_matmul_unwritten"),

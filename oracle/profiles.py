@@ -76,6 +76,7 @@ _CUBECL = Profile(
     packed_words_row_major=True,
     observes_through_bytes=False,
     layout="cubecl",
+    strided_views=True,  # burn-cubecl-0.22.1 src/ops/base.rs:308-336; cubek-reduce-0.3.1 src/launch/base.rs:95-98
 )
 
 # burn-wgpu with WGSL shaders, measured on Mesa lavapipe (docs/findings.md "GPU kernels, measured on lavapipe"):
@@ -204,7 +205,8 @@ _FUSED_WGSL = dict(
     # B::q_reshape there (src/ops/qtensor.rs:156-307)
     stream_panics=frozenset({
         "cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32", "cubecl.native_packing",
-        "cubecl.native_sub_byte", "cubecl.packed_last_dim", "cubecl.tiling_rank", "cubecl.reduce_empty",
+        "cubecl.native_sub_byte", "cubecl.packed_last_dim", "cubecl.tiling_rank", "cubecl.binding_tiling_rank",
+        "cubecl.reshape_analysis_index", "cubecl.reduce_empty",
         "cubecl.scale_bindings", "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip",
         "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block", "cubecl.reshape_split_block",
         "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim", "cubecl.reshape_recompute_sub_byte",

@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from .blocks import BlockLayout, kernel_block_start, kernel_scale_index, layout_of, params_shape
-from .calibration import compute_range, ops_below_first_reduction
+from .calibration import SPLIT_PANICS, compute_range, ops_below_first_reduction
 from .choices import DIVISION, KERNEL, FixedStep
 from .codec import encode_scales
 from .encode import encode
@@ -38,7 +38,7 @@ from .rounding import dtype_name, round_up
 from .scales import effective_scales, stored_scales, validated_scale
 from .scheme import NATIVE, QuantScheme, ScaleDtype, list_debug, shape_debug
 from .stages import Stages
-from .support import check_quantize, native_vector_width, on_stream, read_below
+from .support import check_quantize, native_vector_width, on_stream, read_below, strided_vector_width
 
 
 def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scale: np.ndarray | None = None, *,
@@ -61,21 +61,27 @@ def quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_scal
 
 
 def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profile = DEFAULT_PROFILE,
-                     stages: Stages | None = None) -> QTensor:
-    """``Tensor::quantize_dynamic``: MinMax ``compute_range`` → ``compute_q_params`` → ``B::quantize`` (§5.1)."""
+                     stages: Stages | None = None, strides: tuple[int, ...] | None = None) -> QTensor:
+    """``Tensor::quantize_dynamic``: MinMax ``compute_range`` → ``compute_q_params`` → ``B::quantize`` (§5.1).
+    ``strides``: those of the view ``x`` is on the device (``None``: contiguous)."""
     prof = get_profile(profile)
     x = np.asarray(x)
     require_dtypes(prof, x)
     # A fused build runs compute_q_params' float ops as one elementwise kernel: a failed reduction (the range's first,
-    # or the two-level split's max) is read past that kernel and the quantize, and past the range's own later ops;
+    # or the two-level split's max) is read past that kernel and the quantize, and past the range's own later ops (a
+    # failed block split, one more);
     # the host-side checks of the q-params still run at the call before anything is read.
-    with read_below(prof, 2 + ops_below_first_reduction(x.shape, scheme)), _then_host_checks(x, scheme, prof), \
+    with read_below(prof, 2 + ops_below_first_reduction(x.shape, scheme), SPLIT_PANICS), \
+            _then_host_checks(x, scheme, prof), \
             on_stream(prof):
-        lo, hi = compute_range(x, scheme, "minmax", profile=prof)
+        lo, hi = compute_range(x, scheme, "minmax", profile=prof, strides=strides)
     if stages is not None:
         stages.min, stages.max = lo, hi
     with read_below(prof, 2):
         scales, glob = compute_q_params(lo, hi, scheme, profile=prof, stages=stages)
+    if strides is not None and prof.max_vector_size <= 16:  # Native kernels vectorize: the strides bound the width
+        prof = prof.with_(max_vector_size=min(prof.max_vector_size,
+                                              strided_vector_width(x.shape, strides, x.dtype.itemsize, prof)))
     with on_stream(prof):
         return _quantize(x, scheme, scales, glob, prof, stages)
 

@@ -69,6 +69,14 @@ def _cubecl_block_divisibility(scheme: QuantScheme, shape: tuple[int, ...], prof
         raise panic("cubecl.block_divisibility", div=div, block_size=last)
 
 
+def io_vector_sizes(itemsize: int, profile: Profile) -> list[int]:
+    """``io_optimized_vector_sizes``: the powers of two, widest first, up to ``min(max_vector_size, 128 bits /
+    element bits)`` (cubecl-ir-0.11.3 src/properties.rs:441-446, :580-592); only 1 on a device without a measured
+    width (the CUDA model)."""
+    widest = 1 if profile.max_vector_size > 16 else min(profile.max_vector_size, 16 // itemsize)
+    return [1 << e for e in range(widest.bit_length() - 1, -1, -1)]
+
+
 def native_vector_width(shape: tuple[int, ...], itemsize: int, profile: Profile) -> int:
     """The vector width a Native kernel reads a contiguous tensor with: the largest power of two up to
     ``min(max_vector_size, 128 bits / element bits)`` dividing the last dim (``io_optimized_vector_sizes``,
@@ -234,14 +242,15 @@ def _check_fused_read(scheme: QuantScheme, shape: tuple[int, ...], profile: Prof
 
 
 @contextmanager
-def read_below(profile: Profile, depth: int):
-    """A stream op's failure, read ``depth`` ops below it (``Profile.errored_handles``: ``fusion.skipped``); where
-    failures are not held by tensors, nothing changes."""
+def read_below(profile: Profile, depth: int, earlier: frozenset[str] = frozenset()):
+    """A stream op's failure, read ``depth`` ops below it (``Profile.errored_handles``: ``fusion.skipped``), or one
+    op further for a panic in ``earlier`` (raised by the op before the one ``depth`` counts from); where failures are
+    not held by tensors, nothing changes."""
     try:
         yield
     except BurnPanic as p:
         if profile.errored_handles and (p.code == "fusion.deferred" or p.code in profile.stream_panics):
-            raise skipped_below(surfaced_at_read(p), depth) from None
+            raise skipped_below(surfaced_at_read(p), depth + (p.root in earlier)) from None
         raise
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .choices import FixedStep
 from .errors import UndefinedBehaviour, panic
+from .strides import reshape_action, row_major
 from .vocabulary import LAYOUT_STEPS
 
 STEP_OPS = LAYOUT_STEPS
@@ -161,17 +162,14 @@ VIEW_READ = FixedStep("view_read", view, "a non-contiguous input is read in its 
                       "(burn-ndarray into_data, burn-flex to_contiguous)")
 
 
-def row_major(shape) -> tuple[int, ...]:
-    return tuple(int(v) for v in np.cumprod([1] + list(shape[::-1]))[:-1][::-1])
-
-
-def view_strides(shape: tuple[int, ...], steps: list[dict]) -> tuple[int, ...]:
+def view_strides(shape: tuple[int, ...], steps: list[dict], unit_free: bool = True) -> tuple[int, ...]:
     """The element strides of burn-cubecl's float view after ``steps`` on a contiguous tensor: permutes permute the
-    strides (``ops/base.rs:103-160``), ``expand`` gives broadcast dims stride 0, a step-1 slice at offset 0 and a
-    reshape keep to metadata (``kernel/index/slice.rs:18-47``, ``ops/base.rs:268-278``); everything else (flip,
-    select, gather, cat, repeat) is written by a kernel into a fresh contiguous tensor. Approximations, not
-    measured: a reshape gets row-major strides (burn keeps a strided view's where ``reshape_action`` can), and an
-    offset slice is a copy (burn keeps the view when both offsets are multiples of the memory alignment)."""
+    strides (``ops/base.rs:103-160``), ``expand`` gives broadcast dims stride 0, a reshape follows
+    :func:`reshape_action` (a copy is row-major), a step-1 slice at offset 0 keeps to metadata
+    (``kernel/index/slice.rs:18-47``) but an empty one is a fresh empty tensor (burn-tensor-0.22.1
+    src/tensor/api/base.rs:1357-1360); everything else (flip, select, gather, cat, repeat) is written by a kernel
+    into a fresh contiguous tensor. An approximation, not measured: an offset slice is a copy (burn keeps the view
+    when both offsets are multiples of the device's memory alignment)."""
     shape, strides = tuple(shape), row_major(shape)
     for s in steps:
         new = apply(np.empty(shape, np.bool_), s).shape
@@ -180,10 +178,12 @@ def view_strides(shape: tuple[int, ...], steps: list[dict]) -> tuple[int, ...]:
         elif s["op"] == "expand":
             lead = len(new) - len(shape)
             strides = tuple(0 if i < lead or shape[i - lead] != n else strides[i - lead] for i, n in enumerate(new))
-        elif s["op"] == "slice" and new == shape:
+        elif s["op"] == "slice" and new == shape and 0 not in new:
             pass  # offsets 0 at both ends: the same buffer, strides kept
+        elif s["op"] == "reshape":
+            strides = reshape_action(shape, strides, new, unit_free) or row_major(new)
         else:
-            strides = row_major(new)  # a reshape of a strided view is approximated by its copy
+            strides = row_major(new)
         shape = new
     return strides
 

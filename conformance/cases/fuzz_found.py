@@ -360,6 +360,43 @@ def _real_gpu_0_22_1():
             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "
                    "own shape still meets q_reshape's N-D block check (`Reshape of ND block-quantized tensor "
                    "is not yet supported.`), on 0.22.0-pre.3 too (the oracle let a same-shape reshape through)"),
+        # found by fuzzing burn 0.22.1's SPIR-V binary, seed 20261212 (quantize_view): burn-std's reshape analysis
+        case("quantize_view/fuzz/zero-dim-split-scan-out-of-bounds", "quantize_view",
+             {"scheme": scheme("Q8S", block=[4]), "view": [{"op": "permute", "axes": [0, 2, 1]}]},
+             {"x": f32(np.zeros((2, 0, 4)))}, spec=("§2", "§9"),
+             reason="26 cases: the permuted [2, 4, 0] view (strides [0, 1, 4]) is not contiguous, so reduce_blocks' "
+                    "split to [2, 1, 4, 1, 0, 4] takes reshape_analysis' split scan (burn-std-0.22.1 "
+                    "src/tensor/mod.rs:262-275), where the 0 matches the last old dim and the 4 after it reads "
+                    "shape[3]: 'index out of bounds: the len is 3 but the index is 3', on every GPU build (measured "
+                    "on 0.22.0-pre.3 and 0.22.1, WGSL and SPIR-V); the CPU backends copy the view first"),
+        case("quantize_view/fuzz/expanded-view-copied-past-8-dims", "quantize_view",
+             {"scheme": scheme("Q8S", block=[2]),
+              "view": [{"op": "expand", "shape": [2, 2]}, {"op": "reshape", "shape": [2, 1, 1, 1, 2]}]},
+             {"x": f32([[1.0, 2.0]])}, spec=("§2",),
+             reason="22 cases: the expanded row (stride 0) reshaped to rank 5 keeps its strides (a split), but its "
+                    "block split to 10 dims cannot (a new 2 meets an old unit dim: HighlyPermuted), so burn-cubecl "
+                    "copies it, and the copy kernel's rank-10 output fails to bind (cubecl-std-0.11.3 "
+                    "src/tensor/view/launch.rs:305: 'a binding's tiling ...'), before the reduction whose tensor "
+                    "check a contiguous rank-5 view meets ('a tensor's tiling ...')"),
+        case("quantize_view/fuzz/perpendicular-vectors-read-half", "quantize_view",
+             {"scheme": scheme("Q8S"), "view": [{"op": "permute", "axes": [0, 1, 3, 2]}]},
+             {"x": f32(np.arange(32).reshape(4, 1, 2, 4) - 8)}, spec=("§2", "§9"),
+             reason="7 cases: float_max of the permuted [4, 1, 4, 2] view (strides [8, 8, 1, 4]) reduces the unit dim "
+                    "first, perpendicular; cubek-reduce bounds its vectors by axes 0 (counted though axes 2 and 3 "
+                    "come in another order in the output) and takes vectors of 4 elements adjacent in memory, "
+                    "starting each unit's at a whole vector below its first output's element (src/launch/utils.rs:"
+                    "57-95, src/components/readers/perpendicular.rs:40-67): the reduction reads elements 0-3, 8-11, "
+                    "16-19, 24-27 (each twice), so the max is 19, not 23, and 20..23 saturate; measured with one "
+                    "1000.0 moved over every element on 0.22.1 SPIR-V"),
+        case("quantize_view/fuzz/empty-slice-is-a-fresh-tensor", "quantize_view",
+             {"scheme": scheme("E5M2", block=[5]),
+              "view": [{"op": "slice", "ranges": [[4, -2, -2], [0, -3, -3], [-7, 2, -1]]},
+                       {"op": "permute", "axes": [0, 2, 1]}, {"op": "slice", "ranges": [[0, -1, 1]]}]},
+             {"x": f32(np.zeros((3, 2, 5)))}, spec=("§5.4", "§9"),
+             reason="2 cases: Tensor::slice returns a fresh empty tensor when the result has a 0 dim (burn-tensor-0.22.1 "
+                    "src/tensor/api/base.rs:1357-1360), here twice, so the [0, 2, 0] view is contiguous: no split "
+                    "scan panic, and the Native kernel's vector width 4 refuses block [5] ('divisible by 4'); the "
+                    "oracle had kept the permuted strides through the second (empty) slice, and expected the scan's panic"),
     ]
 
 

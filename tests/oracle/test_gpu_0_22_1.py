@@ -254,3 +254,32 @@ def test_the_quantize_kernel_divides_by_the_scale_in_its_storage_type():
         qt = o.quantize(np.array(x, np.float32), q8f.per_block([4], dtype), np.array(scales, np.float32),
                         profile=VULKAN)
         assert qt.codes.tolist() == codes, dtype
+
+
+def _view(scheme, steps, x, profile=VULKAN):
+    return o.run("quantize_view", {"scheme": scheme.to_json(), "view": steps}, {"x": x}, profile=profile)
+
+
+def test_a_permuted_empty_view_runs_the_split_scan_past_its_shape():
+    # [2, 0, 4] permuted to [2, 4, 0] (strides [0, 1, 4]) is strided; per_block([4]) splits it to [2, 1, 4, 1, 0, 4]:
+    # 2, 4 and 0 match the three old dims, the last 4 reads shape[3] (measured on both 0.22.1 lavapipe builds and
+    # on 0.22.0-pre.3's); a CPU backend quantizes nothing
+    x = np.zeros((2, 0, 4), np.float32)
+    steps = [{"op": "permute", "axes": [0, 2, 1]}]
+    for profile in (VULKAN, PRE3_VULKAN):
+        raises("cubecl.reshape_analysis_index", "index out of bounds: the len is 3 but the index is 3",
+               _view, Q8S.per_block([4], ScaleDtype.F32), steps, x, profile)
+    assert _view(Q8S.per_block([4], ScaleDtype.F32), steps, x, "burn-0.22.1/ndarray")["codes"].size == 0
+
+
+def test_a_view_copied_past_8_dims_fails_to_bind_before_its_reduction():
+    # an expanded row reshaped to rank 5 is a strided split; its block split to 10 dims is HighlyPermuted (a new 2
+    # meets an old unit dim), so burn-cubecl copies it into a rank-10 buffer: the binding text; the contiguous rank-5
+    # tensor reaches the reduction and its tensor text (both measured on 0.22.1 SPIR-V)
+    scheme = Q8S.per_block([2], ScaleDtype.F32)
+    binding = 'a binding\'s tiling describes its own rank: Invalid { reason: "Tiling(0) does not fit a rank-10 buffer" }'
+    raises("cubecl.binding_tiling_rank", binding, _view, scheme,
+           [{"op": "expand", "shape": [2, 2]}, {"op": "reshape", "shape": [2, 1, 1, 1, 2]}],
+           np.array([[1.0, 2.0]], np.float32))
+    raises("cubecl.tiling_rank", binding.replace("a binding's", "a tensor's"), _view, scheme,
+           [{"op": "reshape", "shape": [2, 1, 1, 1, 2]}], np.array([[1.0, 2.0], [1.0, 2.0]], np.float32))
