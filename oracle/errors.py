@@ -320,6 +320,14 @@ _SITES = [
               'buffer" }}',
               "§2", "burn-cubecl-0.22.1/src/tensor/base.rs:106 via cubecl-zspace-0.11.3/src/tiling.rs:86 (at most 8 "
               "logical dims, MAX_LOGICAL_DIMS); measured on lavapipe"),
+    PanicSite("cubecl.scale_swap_index", "index", "index out of bounds: the len is {len} but the index is {index}",
+              "§9.3", "burn-cubecl-0.22.1 src/ops/base.rs:156 (the scale metadata's swap) via cubecl-zspace-0.11.3 "
+              "src/metadata.rs:144 (Rust's slice swap): a scale tensor a reshape kept at a lower rank; measured on "
+              "lavapipe"),
+    PanicSite("cubecl.scale_permute_rank", "unwrap_err", "RankMismatch {{ left: {scale_rank}, right: {axes} }}",
+              "§9.3", "burn-cubecl-0.22.1 src/ops/base.rs:187 (the scale metadata's permute, unwrapped) via "
+              "cubecl-zspace-0.11.3 src/shape.rs:242-248: a scale tensor a reshape kept at another rank; measured on "
+              "lavapipe"),
     PanicSite("cubecl.binding_tiling_rank", "expect",
               'a binding\'s tiling describes its own rank: Invalid {{ reason: "Tiling(0) does not fit a rank-{dims} '
               'buffer" }}',

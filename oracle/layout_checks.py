@@ -14,8 +14,7 @@ from .profile import Profile
 from .qtensor import QTensor
 from .scheme import ScaleDtype, shape_debug
 from .support import check_dequantize, deferred_panic, fused_read, i8_binding, native_vector_width
-from .strides import reshape_analysis, row_major
-from .views import axes_of
+from .strides import reshape_action, reshape_analysis, row_major
 
 
 def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
@@ -60,17 +59,20 @@ _I8_BINDINGS = {("lhs", False): ("v5", 7, 0), ("lhs", True): ("v13", 8, 0), ("rh
 
 
 def check_gpu_scale_permute(qt: QTensor, s: dict) -> None:
-    """burn-cubecl permutes the scale tensor with the tensor's axes. A reshape that kept a single block's scale
-    (``ops/base.rs:368-375``) left it at its old rank-1 shape, so a permutation indexes that shape out of bounds
-    (measured: reshape ``[2] -> [2, 1]`` under ``per_block([2])``, then transpose). A scale tensor read past its
-    buffer (``QTensor.undefined``) has the grid's shape: the permute passes."""
-    grid = math.prod(params_shape(qt.codes.shape, qt.scheme)) if qt.scheme.block_size() is not None else 0
-    if qt.undefined is not None or qt.scales.size >= grid:
+    """burn-cubecl moves a block tensor's scale metadata with its axes (``ops/base.rs:145-188``). A reshape that kept
+    the scale tensor's shape (``QTensor.scale_rank``) left it at another rank: a swap (``transpose``, ``swap_dims``)
+    indexes its shape with the first dim past it (Rust's slice ``swap``: measured ``len is 1 but the index is 1`` for
+    a ``[1, 3]`` transpose, ``index is 2`` for ``swap_dims(2, 1)`` of ``[1, 1, 3]``), a ``permute`` is refused
+    (cubecl-zspace-0.11.3 src/shape.rs:242-248, unwrapped: measured)."""
+    rank = qt.scale_rank
+    if rank is None or qt.scheme.block_size() is None:
         return
-    axes = axes_of(s, qt.codes.ndim)
-    index = next((a for a in axes if a >= 1), None)
+    if s["op"] == "permute":
+        raise panic("cubecl.scale_permute_rank", scale_rank=rank, axes=len(s["axes"]))
+    dims = s["dims"] if s["op"] == "swap_dims" else [qt.codes.ndim - 2, qt.codes.ndim - 1]
+    index = next((d for d in dims if d >= rank), None)
     if index is not None:
-        raise panic("scale.index_out_of_bounds", len=1, index=index)
+        raise panic("cubecl.scale_swap_index", len=rank, index=index)
 
 
 def keeps_scale_shape(scheme, shape: list[int]) -> bool:
@@ -114,13 +116,23 @@ def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
 
 
 def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
-    """burn-std's ``reshape_analysis`` of the stored values (``tensor/mod.rs:216-275``) as ``q_reshape`` runs it: on
-    the words view (the packed dim divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last
-    dim divided at load, permuted since: ``memory_axes``), towards the new shape's words: its kind
-    (:func:`oracle.views.reshape_analysis`), ``recompute`` where the buffer would be copied."""
+    """burn-std's ``reshape_analysis`` of the stored values as ``q_reshape`` runs it (:func:`values_words`): its kind
+    (:func:`oracle.strides.reshape_analysis`), ``recompute`` where the buffer would be copied."""
+    words = values_words(qt, new)
+    if words is None:
+        return "contiguous"
+    kind = reshape_analysis(*words, profile.contiguity_ignores_unit_dims)
+    return "recompute" if kind in ("smaller_rank", "highly_permuted") else kind
+
+
+def values_words(qt: QTensor, new: list[int]):
+    """The stored values as ``q_reshape`` analyses them (``tensor/mod.rs:216-275``): the words view (the packed dim
+    divided, ``tensor/quantization.rs:71-83``) with the memory's strides (the last dim divided at load, permuted
+    since: ``memory_axes``), and the new shape's words; ``None`` where there is nothing to analyse (a PackedNative
+    store, a scalar)."""
     store, rank = qt.scheme.store, qt.codes.ndim
     if store.kind == "PackedNative" or not rank:
-        return "contiguous"
+        return None
     n = qt.scheme.num_quants() if store.kind == "PackedU32" else 1
     axes = list(qt.memory_axes) if qt.memory_axes is not None else list(range(rank))
     loaded = [qt.codes.shape[axes.index(j)] for j in range(rank)]
@@ -131,5 +143,19 @@ def _values_reshape(qt: QTensor, new: list[int], profile: Profile) -> str:
         out = list(shape)
         out[len(out) - 1 - store.dim] = -(-out[len(out) - 1 - store.dim] // n)
         return out
-    kind = reshape_analysis(words(qt.codes.shape), strides, words(new), profile.contiguity_ignores_unit_dims)
-    return "recompute" if kind in ("smaller_rank", "highly_permuted") else kind
+    return words(qt.codes.shape), strides, words(new)
+
+
+def kept_memory_axes(qt: QTensor, new: list[int], profile: Profile) -> tuple[int, ...] | None:
+    """The memory order of the values after a reshape that only rewrites their strides (``Broadcasted``, ``Split``,
+    ``NoChange`` of a strided tensor: ``ops/base.rs:434-458``): each new axis' place in memory, by its new stride
+    (outermost first); ``None`` where the values are row-major after it (a contiguous tensor, or a copy)."""
+    words = values_words(qt, new)
+    if words is None or qt.memory_axes is None:
+        return None
+    unit_free = profile.contiguity_ignores_unit_dims
+    if reshape_analysis(*words, unit_free) not in ("broadcasted", "split", "nochange"):
+        return None
+    strides = reshape_action(*words, unit_free)
+    order = sorted(range(len(new)), key=lambda i: (-strides[i], i))
+    return tuple(order.index(i) for i in range(len(new)))

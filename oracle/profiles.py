@@ -104,6 +104,7 @@ _WGPU = _CUBECL.with_(
     tensor_extremum="unpinned",
     moves_packing_dim=True,
     layout="wgpu",
+    max_vector_size=4,  # cubecl-wgpu-0.11.0-pre.3 src/runtime.rs:341 (WGSL's vec4; measured through the reductions)
 )
 
 # burn-wgpu's Vulkan backend (burn's `vulkan` feature): the same kernels compiled to SPIR-V, measured on Mesa lavapipe
@@ -206,7 +207,7 @@ _FUSED_WGSL = dict(
     stream_panics=frozenset({
         "cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32", "cubecl.native_packing",
         "cubecl.native_sub_byte", "cubecl.packed_last_dim", "cubecl.tiling_rank", "cubecl.binding_tiling_rank",
-        "cubecl.reshape_analysis_index", "cubecl.reduce_empty",
+        "cubecl.reshape_analysis_index", "cubecl.reduce_empty", "cubecl.scale_swap_index", "cubecl.scale_permute_rank",
         "cubecl.scale_bindings", "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip",
         "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block", "cubecl.reshape_split_block",
         "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim", "cubecl.reshape_recompute_sub_byte",

@@ -32,6 +32,10 @@ class QTensor:
     word grid (the shape with the packed dim divided into words, row-major) from the row-major values ``n * nq`` to
     ``n * nq + nq - 1``, not from that word's own packed line (``codec.into_data`` reads the words back)."""
 
+    scale_rank: int | None = None
+    """A GPU tensor's scale tensor's rank where ``q_reshape`` kept its shape (a 1-D block longer than the new last
+    dim, burn-cubecl-0.22.1 ``ops/base.rs:411-425``); ``None``: the block grid's, the tensor's own rank."""
+
     undefined: str | None = None
     """Why the values it holds are undefined (``None``: they are not), e.g. a GPU reshape gave the scale tensor a
     block grid larger than its buffer (``scales`` is then the buffer). The host-side checks of later ops still run

@@ -34,7 +34,7 @@ from .blocks import BlockLayout, num_params, params_shape
 from .choices import LAYOUT, FixedStep
 from .dequantize import dequantize
 from .errors import UndefinedBehaviour, panic
-from .layout_checks import check_gpu_reshape, check_gpu_scale_permute, keeps_scale_shape
+from .layout_checks import check_gpu_reshape, check_gpu_scale_permute, keeps_scale_shape, kept_memory_axes
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
@@ -68,8 +68,14 @@ def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
     words beyond it read as whatever the device memory holds there)."""
     check_gpu_reshape(held, s["shape"], profile)
     moved, shape = move(s, held, profile), s["shape"]
-    if held.scheme.block_size() is None or not shape or keeps_scale_shape(held.scheme, shape):
+    memory = kept_memory_axes(held, shape, profile)
+    if memory is not None:  # the values stay a strided view of their buffer
+        moved = replace(moved, memory_axes=memory, last_axis_moved=memory[-1] != len(shape) - 1)
+    if held.scheme.block_size() is None or not shape:
         return moved
+    if keeps_scale_shape(held.scheme, shape):
+        kept = held.codes.ndim if held.scale_rank is None else held.scale_rank
+        return replace(moved, scale_rank=None if kept == len(shape) else kept)
     grid = num_params(shape, held.scheme)
     if grid > moved.scales.size:
         return replace(moved, undefined=PAST_BUFFER)

@@ -360,6 +360,25 @@ def _real_gpu_0_22_1():
             reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261130, case 1815): a reshape to the tensor's "
                    "own shape still meets q_reshape's N-D block check (`Reshape of ND block-quantized tensor "
                    "is not yet supported.`), on 0.22.0-pre.3 too (the oracle let a same-shape reshape through)"),
+        # found by fuzzing burn 0.22.1's SPIR-V binary, seed 20261212 (qlayout)
+        _ql("qlayout/fuzz/unsqueezed-transpose-stays-strided", scheme("Q8S", block=[3, 1]),
+            [{"op": "transpose"}, {"op": "reshape", "shape": [1, 2, 6]}], np.arange(12).reshape(6, 2) * 9 - 50,
+            [0.5, 2.0, 0.25, 4.0], spec=("§9.3", "§5.4"),
+            reason="cases 93, 1180, 1503: the transposed [2, 6] (strides [1, 2]) unsqueezed is Broadcasted, so "
+                   "q_reshape only rewrites its strides (ops/base.rs:434-458) and the dequantize kernel still reads it "
+                   "one element per unit; the oracle had taken the reshaped tensor as contiguous, read in pairs "
+                   "sharing the first element's scale, so [0, 3] took block 0's 0.5 instead of block 1's 0.25"),
+        _ql("qlayout/fuzz/kept-scale-rank-transpose", scheme("Q8S", block=[4]),
+            [{"op": "reshape", "shape": [1, 3]}, {"op": "transpose"}], [78, -6, -58], [36.0], spec=("§9.3",),
+            reason="case 1193: [3] -> [1, 3] under per_block([4]) keeps the scale tensor's shape (a block longer "
+                   "than the new last dim), at rank 1; the transpose swaps dims 0 and 1 of that metadata too "
+                   "(ops/base.rs:156): 'index out of bounds: the len is 1 but the index is 1'; the oracle only "
+                   "checked that the scale count covers the new grid (1 of 1 here)"),
+        _ql("qlayout/fuzz/kept-scale-rank-permute", scheme("Q8S", block=[4]),
+            [{"op": "reshape", "shape": [1, 3]}, {"op": "permute", "axes": [1, 0]}], [78, -6, -58], [36.0],
+            spec=("§9.3",),
+            reason="the permute twin: the scale metadata's permute returns RankMismatch, unwrapped (ops/base.rs:187, "
+                   "cubecl-zspace-0.11.3 src/shape.rs:242-248; measured)"),
         # found by fuzzing burn 0.22.1's SPIR-V binary, seed 20261212 (quantize_view): burn-std's reshape analysis
         case("quantize_view/fuzz/zero-dim-split-scan-out-of-bounds", "quantize_view",
              {"scheme": scheme("Q8S", block=[4]), "view": [{"op": "permute", "axes": [0, 2, 1]}]},

@@ -283,3 +283,22 @@ def test_a_view_copied_past_8_dims_fails_to_bind_before_its_reduction():
            np.array([[1.0, 2.0]], np.float32))
     raises("cubecl.tiling_rank", binding.replace("a binding's", "a tensor's"), _view, scheme,
            [{"op": "reshape", "shape": [2, 1, 1, 1, 2]}], np.array([[1.0, 2.0], [1.0, 2.0]], np.float32))
+
+
+def test_a_scale_tensor_kept_at_a_lower_rank_refuses_the_moves_of_the_tensor():
+    # [3] -> [1, 3] under per_block([4]): the block is longer than the new last dim, so q_reshape keeps the scale
+    # tensor's shape [1] (rank 1); a swap of dims 0 and 1 indexes its shape at 1, a permute is refused (measured)
+    held = o.QTensor(np.array([78, -6, -58], np.int8), np.array([36.0], np.float32), None,
+                     Q8S.per_block([4], ScaleDtype.F32))
+    up = {"op": "reshape", "shape": [1, 3]}
+    raises("cubecl.scale_swap_index", "index out of bounds: the len is 1 but the index is 1",
+           run_steps, held, [up, {"op": "transpose"}], get_profile(VULKAN))
+    raises("cubecl.scale_swap_index", "index out of bounds: the len is 1 but the index is 2",
+           run_steps, held, [{"op": "reshape", "shape": [1, 1, 3]}, {"op": "swap_dims", "dims": [2, 1]}],
+           get_profile(VULKAN))
+    raises("cubecl.scale_permute_rank", "called `Result::unwrap()` on an `Err` value: RankMismatch { left: 1, "
+           "right: 2 }", run_steps, held, [up, {"op": "permute", "axes": [1, 0]}], get_profile(VULKAN))
+    # [2] -> [1, 2]: the block fits the new last dim, the scale tensor takes the new grid's rank: the move runs
+    two = o.QTensor(np.array([1, 2], np.int8), np.array([1.0], np.float32), None, Q8S.per_block([2], ScaleDtype.F32))
+    moved = run_steps(two, [{"op": "reshape", "shape": [1, 2]}, {"op": "transpose"}], get_profile(VULKAN))
+    assert moved[0].tolist() == [[1.0], [2.0]]
