@@ -468,6 +468,17 @@ def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
                     then=_float_ops_runs(binary))
 
 
+
+def _quantize_view_2026_12_06(binary: str, commit: str, diverging: int = 0, note: str = "") -> Campaign:
+    """20,000 ``quantize_view`` cases of seed 20261212 on a GPU binary, after the view classes of the 0.22.1 SPIR-V
+    campaign were modelled (docs/findings.md, "burn 0.22.1 on the GPU route", items 7-12)."""
+    return Campaign(20261212, 20_000, ("quantize_view",), "2026-12-06", binary, commit, diverging, note)
+
+
+_OUTER_PACKED_0_23 = ("2 diverging, both a per-block tensor quantized into PackedU32 along an outer axis (cubek-quant "
+                      "0.4.0-pre.1's scale layout; not modelled: docs/findings.md, \"Still open on 0.23.0-pre.1's GPU "
+                      "route\")")
+
 EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/ndarray": Evidence(
         "proven", "qconform-burn-pre3-ndarray", _SUITE, _campaign_2026_12_01("qconform-burn-pre3-ndarray"),
@@ -483,14 +494,18 @@ EVIDENCE: dict[str, Evidence] = {
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
                  "0 diverging of 100,000: not 20,000 cases per op",
                  then=(Campaign(20261211, 2_000, ("float_ops",), "2026-12-03", "qconform-burn-pre3-wgpu", "b6d2b66", 0,
-                                "1,807 judged, 9 undefined (skipped), 184 not applicable; float_ops claimed since"),)),
+                                "1,807 judged, 9 undefined (skipped), 184 not applicable; float_ops claimed since"),
+                       _quantize_view_2026_12_06("qconform-burn-pre3-wgpu", "5be7e02", 0,
+                                                 "19,944 judged, 50 not applicable, 6 undefined (skipped)"))),
         "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
         "1760 vectors: 1461 passed, 299 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; 3 "
         "two-quantized vectors failed before an E2M1 field was read sign-extended); built in `make burn-all`, not in CI",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
-                 "10,000 cases of the mixed default stream: still finds qlayout divergences"),
+                 "10,000 cases of the mixed default stream: still finds qlayout divergences",
+                 then=(_quantize_view_2026_12_06("qconform-burn-pre3-vulkan", "517c9b8", 0,
+                                                 "17,622 judged, 2,221 not applicable, 157 undefined (skipped)"),)),
         "docs/fuzzing.md, burn-wgpu (qconform-burn-pre3-vulkan); docs/findings.md"),
     "burn-0.22.1/ndarray": Evidence(
         "proven", "qconform-burn-0_22_1-ndarray", _SUITE, _campaign_2026_12_01("qconform-burn-0_22_1-ndarray"),
@@ -514,7 +529,10 @@ EVIDENCE: dict[str, Evidence] = {
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
                  "outer-packed dequantize and the order of a compile failure and an upload's panic modelled since)",
                  then=(Campaign(20261211, 5_000, ("float_ops",), "2026-12-03", "qconform-burn-0_22_1-wgpu", "b6d2b66", 0,
-                                "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops claimed since"),)),
+                                "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops claimed since"),
+                       _quantize_view_2026_12_06("qconform-burn-0_22_1-wgpu", "5be7e02", 0,
+                                                 "19,966 judged, 30 not applicable, 4 undefined (skipped); the run "
+                                                 "at 517c9b8, before WGSL's vector width 4, was clean too"))),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
@@ -568,7 +586,9 @@ EVIDENCE: dict[str, Evidence] = {
                  "both modelled since (vectors quantize/fuzz/packed-dim-beyond-rank-on-the-stream, "
                  "quantize_dynamic/fuzz/q-params-checks-past-a-failed-range), and the fp8 scale's compile error "
                  "before write_range (dequantize 1; the lean binary answers it alike, issue 22): far from 20,000 "
-                 "cases per op"),
+                 "cases per op",
+                 then=(_quantize_view_2026_12_06("qconform-burn-0_22_1-wgpu-fused", "5be7e02", 0,
+                                                 "19,966 judged, 30 not applicable, 4 undefined (skipped)"),)),
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
@@ -582,7 +602,10 @@ EVIDENCE: dict[str, Evidence] = {
                  "quantize_dynamic that did not diverge again): not 20,000 cases per op",
                  then=(Campaign(20261211, 5_000, ("float_ops",), "2026-12-03", "qconform-burn-0_23_0_pre_1-wgpu",
                                 "b6d2b66", 0, "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops "
-                                              "claimed since"),)),
+                                              "claimed since"),
+                       _quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-wgpu", "5be7e02", 2,
+                                                 _OUTER_PACKED_0_23 + "; at 517c9b8 a third, WGSL's vector width "
+                                                 "(modelled since)"))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
@@ -594,7 +617,9 @@ EVIDENCE: dict[str, Evidence] = {
                  "divergence (float_ops unclaimed); qlayout 7 of 300 in four classes, not modelled: a float op's "
                  "dequantize after a reshape fails at B::dequantize's launch check, not in a fused kernel; an empty "
                  "result reads back with no failure from the ops above it (twice); a permuted E4M3 PackedU32 lhs of "
-                 "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op"),
+                 "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op",
+                 then=(_quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-wgpu-fused", "5be7e02", 2,
+                                                 _OUTER_PACKED_0_23),)),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
@@ -607,7 +632,9 @@ EVIDENCE: dict[str, Evidence] = {
                  "UE4M3 scale after select, modelled since (fp8_nan)): not 20,000 cases per op",
                  then=(Campaign(20261209, 800, ("float_ops",), "2026-12-03", "qconform-burn-0_23_0_pre_1-vulkan",
                                 "32ed27f", 0, "543 judged, 131 undefined (skipped), 126 not applicable, with fp8 NaN "
-                                              "and inf codes and sqrt of negative values"),)),
+                                              "and inf codes and sqrt of negative values"),
+                       _quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-vulkan", "517c9b8", 2,
+                                                 _OUTER_PACKED_0_23))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
 }
 
