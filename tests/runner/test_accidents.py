@@ -133,3 +133,21 @@ def test_capabilities_validates_and_the_loader_preset():
     for bad in ({"validates": "no"}, {"preset": "codec"}):
         with pytest.raises(ProtocolError):
             Capabilities.from_json(bad)
+
+
+def test_a_view_accepts_its_contiguous_copys_codes(suite):
+    """burn-cubecl's per-tensor range of the permuted [4, 1, 4, 2] view reads half of it (docs/findings.md): max 19
+    of x = arange(32) - 8, so burn's scale is 19/127; the view's contiguous copy has max 23 (and |min| 8 below it),
+    scale 23/127 (hand-worked: f32(23) / f32(127)). A backend that is not burn may answer the copy's."""
+    vec = suite.get("quantize_view/fuzz/perpendicular-vectors-read-half")
+    exp = vec.expected["burn-0.22.1/vulkan"]
+    (alt,) = exp.acceptable
+    assert exp.outputs["scales"].tolist() == [np.float32(19) / np.float32(127)]
+    assert alt.outputs["scales"].tolist() == [np.float32(23) / np.float32(127)]
+    runner = Runner(suite, "python:fixed", profile="burn-0.22.1/vulkan", diagnose=False,
+                    backend=PythonBackend(Fixed(dict(alt.outputs))))
+    v = runner.start().run_vector(vec)
+    assert (v.status, v.gave) == ("passed", "acceptable")
+    exact = Runner(suite, "python:fixed", profile="burn-0.22.1/vulkan", diagnose=False, exact_burn=True,
+                   backend=PythonBackend(Fixed(dict(alt.outputs))))
+    assert exact.start().run_vector(vec).status == "failed"
