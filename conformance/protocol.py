@@ -342,15 +342,18 @@ def needs(vector) -> dict[str, set[str]]:
     """What a vector asks of a backend, keyed like Capabilities (float dtypes in ops.md's lowercase)."""
     params = vector.params
     need: dict[str, set[str]] = {"ops": {vector.op}}
-    scheme = scheme_of(params)
-    if scheme is not None:
-        need["values"] = {scheme.value.name}
-        need["stores"] = {scheme.store.kind}
-        need["modes"] = {scheme.mode.name}
-        need["levels"] = {level(scheme)}
+    # the vector's scheme, and those of the quantized other operands of its steps (float_ops' rhs_scheme)
+    others = [s["rhs_scheme"] for s in params.get("steps", []) if isinstance(s, dict) and "rhs_scheme" in s]
+    for scheme in [scheme_of(params), *(QuantScheme.from_json(o) for o in others)]:
+        if scheme is None:
+            continue
+        need.setdefault("values", set()).add(scheme.value.name)
+        need.setdefault("stores", set()).add(scheme.store.kind)
+        need.setdefault("modes", set()).add(scheme.mode.name)
+        need.setdefault("levels", set()).add(level(scheme))
         # The levels the scheme sets (a scheme without any sets none, though it scales per tensor in F32).
-        need["scale_dtypes"] = {dtype.name for dtype in (scheme.tensor, scheme.block and scheme.block.dtype)
-                                if dtype is not None}
+        need.setdefault("scale_dtypes", set()).update(
+            dtype.name for dtype in (scheme.tensor, scheme.block and scheme.block.dtype) if dtype is not None)
     if "value" in params and "values" not in need:
         need["values"] = {params["value"]}
     dtype = params.get("dtype")

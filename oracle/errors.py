@@ -320,6 +320,11 @@ _SITES = [
               'buffer" }}',
               "§2", "burn-cubecl-0.22.1/src/tensor/base.rs:106 via cubecl-zspace-0.11.3/src/tiling.rs:86 (at most 8 "
               "logical dims, MAX_LOGICAL_DIMS); measured on lavapipe"),
+    PanicSite("cubecl.reshape_packed_dim_index", "index",
+              "index out of bounds: the len is {len} but the index is {index}",
+              "§9.3", "burn-cubecl-0.22.1 src/ops/base.rs:348-352 (`q_reshape`'s `rank - packed_dim - 1` wraps in a "
+              "release build when a permute carried the packed dim past the new rank, then indexes the new shape); "
+              "found by fuzzing on lavapipe"),
     PanicSite("cubecl.scale_swap_index", "index", "index out of bounds: the len is {len} but the index is {index}",
               "§9.3", "burn-cubecl-0.22.1 src/ops/base.rs:156 (the scale metadata's swap) via cubecl-zspace-0.11.3 "
               "src/metadata.rs:144 (Rust's slice swap): a scale tensor a reshape kept at a lower rank; measured on "

@@ -84,12 +84,15 @@ def keeps_scale_shape(scheme, shape: list[int]) -> bool:
 
 def check_gpu_reshape(qt: QTensor, shape: list[int], profile: Profile) -> None:
     """burn-cubecl's ``q_reshape`` limits (``ops/base.rs:302-375``): the packed dim of the new shape holds whole
-    words (the store's dim kept as it is); an N-D block survives only an unsqueeze (new leading unit dims); a 1-D
+    words (the store's dim kept as it is, indexed past a smaller new rank: found by fuzzing); an N-D block survives only an unsqueeze (new leading unit dims); a 1-D
     block may not span rows once the new last dim is shorter than it, and from 0.22.1 a lone one may not be spread
     over several rows either (``reshape_refuses_spread_block``, 0.22.1 ``ops/base.rs:410-425``)."""
     store = qt.scheme.store
-    if store.kind != "Native" and 0 <= len(shape) - 1 - store.dim < len(shape):
-        extent = shape[len(shape) - 1 - store.dim]  # the new shape's extent at the packed dim holds whole words
+    if store.kind != "Native":
+        packed = len(shape) - 1 - store.dim  # `rank - packed_dim - 1` wraps in a release build
+        if not 0 <= packed < len(shape):
+            raise panic("cubecl.reshape_packed_dim_index", len=len(shape), index=packed % 2**64)
+        extent = shape[packed]  # the new shape's extent at the packed dim holds whole words
         if extent % qt.scheme.num_quants():
             raise panic("cubecl.reshape_packed_dim", dim=extent, factor=qt.scheme.num_quants())
     size = qt.scheme.block_size()

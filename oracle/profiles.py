@@ -208,6 +208,7 @@ _FUSED_WGSL = dict(
         "cubecl.native_value", "cubecl.block_divisibility", "cubecl.global_not_f32", "cubecl.native_packing",
         "cubecl.native_sub_byte", "cubecl.packed_last_dim", "cubecl.tiling_rank", "cubecl.binding_tiling_rank",
         "cubecl.reshape_analysis_index", "cubecl.reduce_empty", "cubecl.scale_swap_index", "cubecl.scale_permute_rank",
+        "cubecl.reshape_packed_dim_index",
         "cubecl.scale_bindings", "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip",
         "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block", "cubecl.reshape_split_block",
         "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim", "cubecl.reshape_recompute_sub_byte",
@@ -488,7 +489,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/wgpu": Evidence(
         "suite_passing", "qconform-burn-pre3-wgpu",
-        "1760 vectors: 1517 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed); built in `make burn-all`, not in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
@@ -500,7 +501,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
-        "1760 vectors: 1461 passed, 299 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; 3 "
+        "1764 vectors: 1465 passed, 299 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; 3 "
         "two-quantized vectors failed before an E2M1 field was read sign-extended); built in `make burn-all`, not in CI",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
                  "10,000 cases of the mixed default stream: still finds qlayout divergences",
@@ -523,7 +524,7 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1760 vectors: 1517 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -536,7 +537,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1760 vectors: 1451 passed, 309 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn); "
+        "1764 vectors: 1455 passed, 309 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -575,7 +576,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1760 vectors: 1513 passed, 247 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
+        "1764 vectors: 1517 passed, 247 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
         "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
@@ -592,7 +593,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1760 vectors: 1521 passed, 239 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1764 vectors: 1525 passed, 239 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -609,7 +610,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1760 vectors: 1517 passed, 243 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
+        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
@@ -623,7 +624,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1760 vectors: 1455 passed, 305 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; on "
+        "1764 vectors: 1459 passed, 305 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "

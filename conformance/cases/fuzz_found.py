@@ -379,6 +379,14 @@ def _real_gpu_0_22_1():
             spec=("§9.3",),
             reason="the permute twin: the scale metadata's permute returns RankMismatch, unwrapped (ops/base.rs:187, "
                    "cubecl-zspace-0.11.3 src/shape.rs:242-248; measured)"),
+        _ql("qlayout/fuzz/packed-dim-past-a-flat-reshape", scheme("Q8S", store=("PackedU32", 0)),
+            [{"op": "transpose"}, {"op": "reshape", "shape": [8]}], [[1, 2, 3, 4], [5, 6, 7, 8]], [0.5],
+            spec=("§9.3",),
+            reason="seed 20261212, float_ops case 2732: the transpose carries the packed dim to 1, and q_reshape's "
+                   "`rank - packed_dim - 1` for the rank-1 target wraps (a release build) before it indexes the new "
+                   "shape (ops/base.rs:350): 'index out of bounds: the len is 1 but the index is "
+                   "18446744073709551615' on every GPU build (measured on 0.22.0-pre.3 and 0.22.1, WGSL and SPIR-V); "
+                   "the oracle skipped the words check for a packed dim past the rank"),
         # found by fuzzing burn 0.22.1's SPIR-V binary, seed 20261212 (quantize_view): burn-std's reshape analysis
         case("quantize_view/fuzz/zero-dim-split-scan-out-of-bounds", "quantize_view",
              {"scheme": scheme("Q8S", block=[4]), "view": [{"op": "permute", "axes": [0, 2, 1]}]},

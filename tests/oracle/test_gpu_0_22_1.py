@@ -302,3 +302,13 @@ def test_a_scale_tensor_kept_at_a_lower_rank_refuses_the_moves_of_the_tensor():
     two = o.QTensor(np.array([1, 2], np.int8), np.array([1.0], np.float32), None, Q8S.per_block([2], ScaleDtype.F32))
     moved = run_steps(two, [{"op": "reshape", "shape": [1, 2]}, {"op": "transpose"}], get_profile(VULKAN))
     assert moved[0].tolist() == [[1.0], [2.0]]
+
+
+def test_a_packed_dim_carried_past_a_smaller_rank_wraps_in_q_reshape():
+    # PackedU32(0) transposed: the packed dim is 1; reshaped to rank 1, `rank - packed_dim - 1` = 1 - 1 - 1 wraps to
+    # usize::MAX, which indexes the new shape (measured on both 0.22.1 lavapipe builds and on 0.22.0-pre.3's)
+    held = o.QTensor(np.arange(1, 9, dtype=np.int8).reshape(2, 4), np.array([0.5], np.float32), None, PACKED)
+    for profile in (VULKAN, WGPU, PRE3_VULKAN):
+        raises("cubecl.reshape_packed_dim_index", "index out of bounds: the len is 1 but the index is "
+               "18446744073709551615", run_steps, held, [{"op": "transpose"}, {"op": "reshape", "shape": [8]}],
+               get_profile(profile))

@@ -367,3 +367,13 @@ def test_declined_through_qconform_serve(suite_dir, env):
         b.close()
     assert b.hello.protocol == 2 and [p.label for p in b.hello.capabilities.formats] == ["int8"]
     assert outcome == Declined("this codec implements no such request")
+
+
+def test_a_quantized_other_operand_needs_its_own_scheme_declared():
+    # float_ops' `sub` by a tensor quantized under `rhs_scheme` runs that scheme too: a backend without BF16 scales
+    # (burn-wgpu's SPIR-V build, whose lavapipe device then faults) declines it, found by fuzzing (seed 20261212)
+    c = caps(scale_dtypes=["F32", "F16"])
+    step = {"op": "sub", "rhs": [1.0], "shape": [1], "rhs_scheme": scheme("E5M2", block=[3], block_dtype="BF16")}
+    assert c.not_applicable(vec("float_ops", steps=[step])) == "backend does not declare scale_dtypes BF16"
+    step["rhs_scheme"] = scheme("E5M2", block=[3], block_dtype="F16")
+    assert c.not_applicable(vec("float_ops", steps=[step])) is None
