@@ -48,6 +48,7 @@ BURN_BUG, VALIDATION_ONLY = "accident:burn-bug", "accident:validation"
 # max) is not here: those stay requirements of the profile.
 VALIDATION = {
     "data.shape_mismatch": "values that do not fill the tensor's shape",
+    "flex.clamp_reversed": "clamp bounds with min > max",
     "bytes.values_fill_shape": "values that do not fill the tensor's shape",
     "bytes.global_not_f32": "a two-level global in another dtype than f32",
     "bytes.global_missing": "a two-level scheme without its global",

@@ -115,6 +115,17 @@ DIVISION = Choice("division", divide="x / e (ndarray, GPU, flex >= 0.23.0-pre.1)
 NEG = Choice("neg", times_minus_one="burn-backend's float_neg default, float_mul_scalar(x, -1) (ndarray, the GPU "
                                      "backends): an IEEE multiply, whose NaN result is the input NaN on x86, sign kept",
              flip="burn-flex's float_neg, -x: the sign bit flipped, a NaN's too")
+FLOAT_CLAMP = Choice(
+    "float_clamp",
+    ordered="burn-ndarray's `x < min` then min, else `x > max` then max, else x: strict comparisons, so a reversed "
+            "range gives min below it and max above, and a zero equal to a zero bound keeps its own sign",
+    rust_clamp="burn-flex's f32::clamp, which panics unless min <= max; otherwise as ordered",
+    max_then_min="cubecl 0.11.0-pre.3's clamp, GLSL.std.450 FClamp: min(max(x, min), max) with the number winning "
+                 "over a NaN (IEEE maxNum, as lavapipe and CUDA's fmaxf do), so a NaN gives min and a reversed range "
+                 "max everywhere",
+    min_then_max="cubecl 0.11.3's clamp_nan: max(min(x, max), min), each keeping a NaN operand, so a NaN stays and a "
+                 "reversed range gives min everywhere",
+)
 CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
                before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
                             "codes as rounding first; minifloats saturate either way)")

@@ -9,6 +9,8 @@ back to its code, so a backend that only knows panic text can still be judged by
 from __future__ import annotations
 
 import re
+
+import numpy as np
 from dataclasses import dataclass
 
 
@@ -213,6 +215,9 @@ _SITES = [
               "`&scales[..1]`)"),
     PanicSite("flex.block_not_whole", "assert", "tensor {shape} is not a whole number of {block} blocks",
               "§8 #38", "burn-flex-0.22.1/src/ops/qtensor.rs:25 (an assert! from burn 0.22.1 on)"),
+    PanicSite("flex.clamp_reversed", "assert", "min > max, or either was NaN. min = {min}, max = {max}",
+              "§8 #65", "burn-flex-0.22.0-pre.3/src/ops/float.rs:533, burn-flex-0.22.1/src/ops/float.rs:676 (Rust "
+              "core's f32::clamp assert, its bounds printed with `{:?}`)"),
     PanicSite("flex.qtensor_no_scale", "assert",
               "quantized tensor must have at least one scale factor",
               "§8 #37", "burn-flex-0.22.0-pre.3/src/qtensor.rs:42"),
@@ -412,6 +417,21 @@ def _wrap(site: PanicSite, text: str, left: object, right: object) -> str:
     if site.macro == "unwrap_err":
         return f"called `Result::unwrap()` on an `Err` value: {text}"
     return text
+
+
+def rust_debug_f32(v: float) -> str:
+    """``format!("{:?}", v as f32)``: the shortest digits that read back as the same f32, with at least one
+    fraction digit, in exponent form below 1e-4 and from 1e16 on (Rust core's ``float_to_general_debug``)."""
+    with np.errstate(over="ignore"):  # a bound past f32's range is `as f32`'s inf
+        v = np.float32(v)
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0 or np.float32(1e-4) <= abs(v) < np.float32(1e16):  # compared as f32, like Rust
+        return np.format_float_positional(v, unique=True, trim="0")
+    mantissa, exponent = np.format_float_scientific(v, unique=True, trim="-").split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def panic(code: str, *, left: object = None, right: object = None, **fields: object) -> BurnPanic:

@@ -30,9 +30,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from .choices import NEG
+from .choices import FLOAT_CLAMP, NEG
 from .dequantize import COMPILE_FAILURES, FP8_SCALAR_FAILURES, MATMUL_I8_FAILURES
-from .errors import BurnPanic, UndefinedBehaviour, read_by_sort, skipped_below, surfaced_at_read
+from .errors import (BurnPanic, UndefinedBehaviour, panic, read_by_sort, rust_debug_f32, skipped_below,
+                     surfaced_at_read)
 from .layout import NOT_FORWARDED, Errored, failed_on_stream, load_deferred, read_back, step, stream_step
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
@@ -176,6 +177,44 @@ def _times_minus_one(x: np.ndarray) -> np.ndarray:
 NEGATIONS = NEG.steps({"times_minus_one": _times_minus_one, "flip": np.negative})
 
 
+def _ordered(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    """``if x < min {min} else if x > max {max} else {x}``: a NaN, and a zero on a zero bound, stay as they are."""
+    return np.where(x < lo, lo, np.where(x > hi, hi, x)).astype(np.float32)
+
+
+def _rust_clamp(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    if not lo <= hi:
+        raise panic("flex.clamp_reversed", min=rust_debug_f32(lo), max=rust_debug_f32(hi))
+    return _ordered(x, lo, hi)
+
+
+def _zero_ties(x: np.ndarray, lo: np.float32, hi: np.float32) -> None:
+    """A GPU min or max of +0.0 and -0.0 returns either (GLSL.std.450 leaves it open, and lavapipe's code
+    generation picked the bound in one kernel and the value in another): a zero reaching a zero bound of the
+    other sign is undefined."""
+    zero = x == 0
+    for bound in (lo, hi):
+        if bound == 0 and (zero & (np.signbit(x) != np.signbit(bound))).any():
+            raise UndefinedBehaviour("a zero clamped against a zero bound of the other sign: which of the two the "
+                                     "GPU's min/max returns is its code generation's pick")
+
+
+def _max_then_min(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    if lo <= hi:
+        _zero_ties(x, lo, hi)
+    return np.fmin(np.fmax(x, lo), hi).astype(np.float32)  # maxNum/minNum: a NaN gives way to the bound
+
+
+def _min_then_max(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    if lo <= hi:
+        _zero_ties(x, lo, hi)
+    return np.where(np.isnan(x), x, np.maximum(np.minimum(x, hi), lo)).astype(np.float32)
+
+
+CLAMPS = FLOAT_CLAMP.steps({"ordered": _ordered, "rust_clamp": _rust_clamp, "max_then_min": _max_then_min,
+                            "min_then_max": _min_then_max})
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -200,7 +239,9 @@ def compute(x: np.ndarray, s: dict, profile: Profile, other: np.ndarray | None =
     if op == "add_scalar":
         return x + np.float32(s["value"])
     if op == "clamp":
-        return np.clip(x, np.float32(s["min"]), np.float32(s["max"]))
+        with np.errstate(over="ignore"):  # a bound past f32's range is `as f32`'s inf
+            lo, hi = np.float32(s["min"]), np.float32(s["max"])
+        return profile.step(CLAMPS)(x, lo, hi)
     if op in _BINARY:
         with np.errstate(all="ignore"):
             return _BINARY[op](x, other_side(s, x) if other is None else other).astype(np.float32)

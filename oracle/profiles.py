@@ -38,6 +38,7 @@ _NDARRAY = Profile(
 
 _FLEX = Profile(
     name="burn-0.22.0-pre.3/flex",
+    float_clamp="rust_clamp",  # burn-flex-0.22.0-pre.3 src/ops/float.rs:526-536 (0.22.1 :662-680 tests NaN first)
     description="burn-flex 0.22.0-pre.3: x * (1/s) in f32, ties away from zero, non-positive/non-finite scale -> "
                 "round_up(MIN_POSITIVE), NaN -> 0, saturating i8 cast; any scheme, stored Native",
     backend="flex",
@@ -58,6 +59,7 @@ _FLEX = Profile(
 
 _CUBECL = Profile(
     name="burn-0.22.0-pre.3/cubecl",
+    float_clamp="max_then_min",  # burn-cubecl-0.22.0-pre.3 src/kernel/clamp.rs:15-40, cubecl's `clamp`
     description="burn-cubecl's GPU kernels as CUDA runs them (modelled, not run: scripts/gpu-check.sh needs an "
                 "NVIDIA GPU): ties to even, one-level division in the input dtype, no zero-scale guard (0/0 -> NaN "
                 "-> hi); PackedU32 / Native Q8 & fp8 / PackedNative E2M1",
@@ -168,6 +170,7 @@ _FLEX_0_23_0_PRE_1 = _FLEX_0_22_1.with_(
 # burn 0.22.1's GPU route (burn-cubecl 0.22.1 -> cubek-quant 0.3.1 -> cubecl 0.11.3), each runtime derived from its
 # 0.22.0-pre.3 profile: what the release changed (kernels, burn-cubecl, cubecl's runtime), nothing lavapipe decides.
 _GPU_0_22_1 = dict(
+    float_clamp="min_then_max",  # burn-cubecl-0.22.1 src/kernel/clamp.rs:18-42, cubecl-core-0.11.3 polyfills.rs:52-58
     ue8m0=True,  # cubecl-std-0.11.3 src/quant/round.rs:25, :35-47: the kernel rounds UE8M0 scales up to a power of 2
     float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
     read_failure="returns_unwritten",  # cubecl-runtime-0.11.3 src/server/base.rs:466-513
@@ -572,7 +575,24 @@ EVIDENCE: dict[str, Evidence] = {
                                 "517c9b8", 0,
                                 "18,012 judged, 1,832 not applicable, 156 undefined (skipped), 157 s; the 57 of the "
                                 "first run modelled (burn-std's reshape analysis on a view, cubek-reduce's "
-                                "perpendicular vectors, an empty slice's fresh tensor: docs/findings.md, items 7-9)"))),
+                                "perpendicular vectors, an empty slice's fresh tensor: docs/findings.md, items 7-9)"),
+                       Campaign(20261212, 20_000, ("qlayout",), "2026-12-06", "qconform-burn-0_22_1-vulkan",
+                                "5be7e02", 1,
+                                "16,774 judged, 1,509 undefined (skipped), 1,716 not applicable, 2,136 s; the 11 "
+                                "of 2026-12-04 modelled; open: case 10461 (a Q4F PackedU32 UE8M0 block tensor "
+                                "selected, concatenated and permuted: burn answers a deferred failure where the "
+                                "oracle expects write_range), and one crash (SIGSEGV, case 1873) that does not "
+                                "recur when the case runs alone"),
+                       Campaign(20261212, 20_000, ("float_ops",), "2026-12-06", "qconform-burn-0_22_1-vulkan",
+                                "5be7e02", 40,
+                                "13,956 judged, 3,144 undefined (skipped), 2,900 not applicable, 2,545 s; 40 "
+                                "diverging in 11 classes: topk along a non-innermost dim (x stage, 11), x clamping "
+                                "(9) and signed zero (3), both a clamp's zero bound meeting a zero of the other sign "
+                                "(undefined since), scales (6), a BF16 rhs (5, not applicable since), the packed "
+                                "dim past a reshape's rank (1, modelled since), F16 scales, codes, a deferred "
+                                "failure, a global scale of inf where the oracle gives NaN (1 each), and one that "
+                                "matches the CUDA profile: the rest open (docs/findings.md, \"Open on 0.22.1 "
+                                "SPIR-V\")"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",

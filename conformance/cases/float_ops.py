@@ -27,6 +27,13 @@ STEPS = {
     "abs-sqrt": ([{"op": "abs"}, {"op": "sqrt"}], "a requantized abs, then sqrt through the bridge: floats"),
     "add-scalar": ([{"op": "add_scalar", "value": 0.375}], "q_add_scalar: a float result"),
     "clamp": ([{"op": "clamp", "min": -0.5, "max": 0.75}], "q_clamp: a float result"),
+    "clamp-reversed": ([{"op": "clamp", "min": 0.75, "max": -0.5}],
+                       "min > max, which burn's clamp takes: ndarray tests x < min, then x > max; flex's f32::clamp "
+                       "panics; the GPU gives max (0.22.0-pre.3's FClamp) or min (clamp_nan from 0.22.1) everywhere"),
+    "clamp-past-range": ([{"op": "clamp", "min": -1e39, "max": 3.4028235e38}],
+                         "a bound past f32's range is -inf once `as f32`, f32::MAX is kept: every value stays"),
+    "clamp-rounded-bounds": ([{"op": "clamp", "min": -0.1, "max": 0.1}],
+                             "bounds that round to f32 (0.1 -> 0x3DCCCCCD): the clamped values are the rounded bounds"),
     "add-float": ([{"op": "add", "rhs": _ROW, "shape": [1, 8]}],
                   "a float other side: the bridge dequantizes the quantized side (q_bin_ops!), broadcast rows"),
     "div-float": ([{"op": "div", "rhs": [v or 0.5 for v in _ROW], "shape": [1, 8]}],
@@ -198,6 +205,12 @@ NAN_STEPS = {
                         "encodes it again as 0x7F (a sort that rewrote it to 0x7FC00000, as numpy's does, gives 0x7E)")),
     "sort-desc-nan-zeros": ([{"op": "sort", "dim": 0, "descending": True}], _E5M2_NAN_ZEROS,
                             "sort_descending: the reverse total order, NaNs first, +0.0 before -0.0"),
+    "clamp-signed-zeros": ([{"op": "clamp", "min": -0.0, "max": 0.75}], _E5M2_NAN_ZEROS,
+                           ("a NaN stays, bits kept, on every backend; on the CPU a zero equal to a zero bound keeps "
+                            "its sign (strict comparisons); on the GPU +0.0 against the -0.0 bound is the min/max's "
+                            "pick: undefined there")),
+    "clamp-zero-max": ([{"op": "clamp", "min": -1.5, "max": 0.0}], _E5M2_NAN_ZEROS,
+                       "-0.0 against the +0.0 bound: kept on the CPU, undefined on the GPU (lavapipe gave +0.0)"),
     "max-dim-nan": ([{"op": "max_dim", "dim": 1}], _E5M2_NAN_ROW,
                     ("q_max_dim is q_argmax then q_gather: argmax stops at the first NaN, and the gather moves that "
                      "element's bits (a float max that rewrote the NaN would give 0x7E on 0.23.0-pre.1 flex)")),

@@ -882,10 +882,22 @@ def _dim(d, shape: tuple) -> int:
     return d.integer(0, len(shape) - 1)
 
 
+# Bounds burn's `clamp` takes that dyadics miss: -0.0, past f32's range (inf once `as f32`), ones that round.
+_CLAMP_BOUNDS = (-0.0, 0.1, -0.1, 1e39, -1e39, 3.4028235e38)
+
+
+def _clamp_step(d) -> dict:
+    """Any two f32 bounds (JSON holds no NaN): one in six a bound of :data:`_CLAMP_BOUNDS`, in order but one in
+    eight reversed (min > max)."""
+    lo, hi = sorted(d.pick(_CLAMP_BOUNDS) if d.integer(0, 5) == 0 else _dyadics(d, 1)[0] for _ in range(2))
+    return {"op": "clamp", "min": hi, "max": lo} if d.integer(0, 7) == 0 and lo != hi else \
+        {"op": "clamp", "min": lo, "max": hi}
+
+
 _FLOAT_STEP_DRAWS: dict[str, Callable] = {
     **{op: (lambda op: lambda d, shape: {"op": op})(op) for op in ("abs", "neg", "sqrt", "sum", "prod")},
     "add_scalar": lambda d, shape: {"op": "add_scalar", "value": d.pick([0.5, -1.25, 3.0, 0.0, 2.0**-7])},
-    "clamp": lambda d, shape: dict(zip(("op", "min", "max"), ("clamp", *sorted(_dyadics(d, 2))))),
+    "clamp": lambda d, shape: _clamp_step(d),
     **{op: (lambda op: lambda d, shape: {"op": op, **({"rhs": "self"} if op != "div" and d.integer(0, 2) == 0
                                                      else _float_operand(d, shape, nonzero=op == "div"))})(op)
        for op in ("add", "sub", "mul", "div")},

@@ -202,3 +202,44 @@ def test_an_oversized_upload_fails_at_the_first_flush(steps, code):
     with pytest.raises(oracle.BurnPanic) as e:
         run(steps, parts, scheme=scheme, profile="burn-0.22.1/vulkan")
     assert e.value.code == code
+
+
+# Values of QUARTER: [[0.75, -1.25, 1.75, 0.25], [0.5, -2, 1, 1.5]]; clamp to [1.0, -0.5], a reversed range.
+REVERSED = [{"op": "clamp", "min": 1.0, "max": -0.5}]
+
+
+@pytest.mark.parametrize("profile, expected", [
+    # ndarray: x < 1 gives 1; else x > -0.5 gives -0.5 (every value >= 1 is above -0.5)
+    ("burn-0.22.1/ndarray", [[1, 1, -0.5, 1], [1, 1, -0.5, -0.5]]),
+    ("burn-0.22.0-pre.3/vulkan", [[-0.5] * 4, [-0.5] * 4]),  # min(max(x, 1), -0.5): max everywhere
+    ("burn-0.22.1/vulkan", [[1] * 4, [1] * 4]),  # max(min(x, -0.5), 1): min everywhere
+])
+def test_a_reversed_clamp_range_is_each_kernels_own_answer(profile, expected):
+    assert bits(run(REVERSED, profile=profile)["x"]) == bits(expected)
+
+
+def test_a_zero_on_a_zero_bound_keeps_its_sign_on_the_cpu_and_is_undefined_on_the_gpu():
+    """neg of code 0 is -0.0; clamp to [0, 2]: ndarray's `x < 0` is false for -0.0, so it stays -0.0. On the GPU
+    max(-0.0, +0.0) may return either (lavapipe gave +0.0 in one kernel, -0.0 in another)."""
+    zero = {"codes": np.array([0, 4], np.int8), "scales": np.array([0.25], np.float32)}
+    steps = [{"op": "neg"}, {"op": "clamp", "min": 0.0, "max": 2.0}]
+    assert bits(run(steps, zero, profile="burn-0.22.1/ndarray")["x"]) == [0x80000000, 0]
+    with pytest.raises(oracle.UndefinedBehaviour):
+        run(steps, zero, profile="burn-0.22.1/vulkan")
+    with pytest.raises(oracle.UndefinedBehaviour):
+        run([{"op": "clamp", "min": -1.0, "max": -0.0}], zero, profile="burn-0.22.0-pre.3/vulkan")  # +0, max -0
+
+
+def test_the_gpu_clamp_before_0_22_1_lets_a_nan_give_way_to_min():
+    """E5M2 0x7E is NaN: 0.22.0-pre.3's FClamp is maxNum then minNum, so NaN becomes min; clamp_nan keeps it."""
+    nan = {"codes": np.array([0x7E, 0x3C], np.uint8).view(np.int8), "scales": np.array([1.0], np.float32)}
+    e5m2 = dict(Q8S, value="E5M2")
+    steps = [{"op": "clamp", "min": 0.5, "max": 0.75}]
+    assert bits(run(steps, nan, e5m2, "burn-0.22.0-pre.3/vulkan")["x"]) == bits([0.5, 0.75])
+    assert np.isnan(run(steps, nan, e5m2, "burn-0.22.1/vulkan")["x"][0])
+
+
+def test_rust_debug_of_f32_bounds():
+    from oracle.errors import rust_debug_f32
+    assert [rust_debug_f32(v) for v in (2.0, -0.0, 0.1, 1e39, 1e16, 1.5e-5, 1e-4)] == \
+        ["2.0", "-0.0", "0.1", "inf", "1e16", "1.5e-5", "0.0001"]

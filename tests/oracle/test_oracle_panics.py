@@ -307,6 +307,15 @@ def test_ndarray_permute_of_a_kept_scale_list(steps, kind, description):
            o.run, "qlayout", params, inputs, profile=NDARRAY)
 
 
+@pytest.mark.parametrize("profile", ["burn-0.22.0-pre.3/flex", "burn-0.22.1/flex", "burn-0.23.0-pre.1/flex"])
+def test_flex_clamp_of_a_reversed_range_is_rusts_f32_clamp_assert(profile):
+    """burn-flex's float_clamp is `x.clamp(min, max)`, whose assert prints both bounds with `{:?}`."""
+    params = {"scheme": Q8S.to_json(), "steps": [{"op": "clamp", "min": 0.25, "max": -1e39}]}
+    inputs = {"codes": np.arange(1, 9, dtype=np.int8), "scales": np.array([0.5], np.float32)}
+    raises("flex.clamp_reversed", "min > max, or either was NaN. min = 0.25, max = -inf",
+           o.run, "float_ops", params, inputs, profile=profile)
+
+
 def test_every_reachable_catalogue_code_has_a_test():
     """The two codes left out are unreachable through the modelled ops (docs/coverage.md, out of scope)."""
     files = (Path(__file__), *sorted(Path(__file__).parent.glob("test_gpu_*.py")))

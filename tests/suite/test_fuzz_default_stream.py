@@ -8,7 +8,8 @@ computed with main's code at 969c0e5 (before issue 20's second speed round); com
 joined the default set (2026-12-02, branch float-ops-2: ``OPT_IN`` lost it, so every seed draws it among the
 others), and when its steps gained ``prod``, ``prod_dim``, ``cumsum``, ``cumprod``, ``argsort``, ``mask_where`` and the comparisons (2026-12-02), and when a float other side could be a second quantized
 tensor (``rhs_scheme``, 2026-12-02), and when float_ops kept fp8 NaN and inf codes and let sqrt meet negative
-values (2026-12-03); a speed change to drawing must keep this digest.
+values (2026-12-03), and when clamp's bounds took every form burn's ``clamp`` accepts (-0.0, past f32's range,
+rounding, reversed: 2026-12-06); a speed change to drawing must keep this digest.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from conformance.fuzz.strategies import RandomDraw, draw_case
 
-PINNED = "86e23e9c84a1cd3ce88b06e7295ab96e380a757b9a6783163a9165f25144a4e1"
+PINNED = "f6108295fca431c18683e025059ab2fd15c595e9dcc5b40910ef226b0f8df89d"
 CASES, PROFILE = 6000, "burn-0.22.1/flex"
 
 
