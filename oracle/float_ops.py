@@ -191,7 +191,9 @@ def _rust_clamp(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
 def _zero_ties(x: np.ndarray, lo: np.float32, hi: np.float32) -> None:
     """A GPU min or max of +0.0 and -0.0 returns either (GLSL.std.450 leaves it open, and lavapipe's code
     generation picked the bound in one kernel and the value in another): a zero reaching a zero bound of the
-    other sign is undefined."""
+    other sign is undefined (a reversed range answers a bound whatever the zeros)."""
+    if not lo <= hi:
+        return
     zero = x == 0
     for bound in (lo, hi):
         if bound == 0 and (zero & (np.signbit(x) != np.signbit(bound))).any():
@@ -200,14 +202,12 @@ def _zero_ties(x: np.ndarray, lo: np.float32, hi: np.float32) -> None:
 
 
 def _max_then_min(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
-    if lo <= hi:
-        _zero_ties(x, lo, hi)
+    _zero_ties(x, lo, hi)
     return np.fmin(np.fmax(x, lo), hi).astype(np.float32)  # maxNum/minNum: a NaN gives way to the bound
 
 
 def _min_then_max(x: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
-    if lo <= hi:
-        _zero_ties(x, lo, hi)
+    _zero_ties(x, lo, hi)
     return np.where(np.isnan(x), x, np.maximum(np.minimum(x, hi), lo)).astype(np.float32)
 
 
