@@ -126,6 +126,14 @@ FLOAT_CLAMP = Choice(
     min_then_max="cubecl 0.11.3's clamp_nan: max(min(x, max), min), each keeping a NaN operand, so a NaN stays and a "
                  "reversed range gives min everywhere",
 )
+FLOAT_TOPK = Choice(
+    "float_topk",
+    sort="burn-backend's float_topk default (ndarray, flex): the descending total-order sort, then the first k",
+    min_slots="cubek-reduce 0.3's TopK kernel (burn-cubecl 0.22.0-pre.3 and 0.22.1): k descending slots that start "
+              "at f32::MIN, and a -inf never displaces one, so a kept -inf reads back as f32::MIN",
+    inf_slots="cubek-reduce 0.4.0-pre.1's TopK kernel (burn-cubecl 0.23.0-pre.1): the slots start at -inf "
+              "(max_identity), so a -inf is kept as itself",
+)
 CLAMP = Choice("clamp", after_round="clamp(round(v), a, b) (burn <= 0.22.1, GPU)",
                before_round="round(clamp(v, a, b)): flex >= 0.23.0-pre.1's QuantCodes::encode_all (the same integer "
                             "codes as rounding first; minifloats saturate either way)")

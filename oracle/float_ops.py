@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+import math
 
 import numpy as np
 
-from .choices import FLOAT_CLAMP, NEG
+from .choices import FLOAT_CLAMP, FLOAT_TOPK, NEG
 from .dequantize import COMPILE_FAILURES, FP8_SCALAR_FAILURES, MATMUL_I8_FAILURES
 from .errors import (BurnPanic, UndefinedBehaviour, panic, read_by_sort, rust_debug_f32, skipped_below,
                      surfaced_at_read)
@@ -215,6 +216,55 @@ CLAMPS = FLOAT_CLAMP.steps({"ordered": _ordered, "rust_clamp": _rust_clamp, "max
                             "min_then_max": _min_then_max})
 
 
+class SortedTopK:
+    """burn-backend's ``float_topk`` default: ``float_sort`` descending, then the first ``k`` (burn-backend-0.22.1
+    src/backend/ops/tensor.rs, the CPU backends)."""
+
+    def check_layout(self, shape: tuple[int, ...], dim: int, k: int, packed_axis: int | None) -> None:
+        """A host sort reads the logical tensor: no layout matters."""
+
+    def values(self, x: np.ndarray, dim: int, k: int) -> np.ndarray:
+        check_signed_zeros(x, dim)
+        return np.ascontiguousarray(np.take(total_order_sort(x, dim, True), np.arange(k), axis=dim))
+
+
+class KernelTopK(SortedTopK):
+    """cubek-reduce's TopK reduction (burn-cubecl's ``float_topk`` -> ``reduce_dim``): each element is inserted into
+    ``k`` descending slots that start at ``floor``, and enters only if it is not below the last (``topk_insert``,
+    cubek-reduce-0.3.1 src/components/instructions/topk.rs:55-95, ``reaches`` in base.rs:183-192; 0.3.0-pre.3
+    walks every slot, which keeps the same values). A -inf below the floor never enters, so its slot reads the
+    floor; a NaN compares false, so each later insertion moves it one slot down and drops the slot below it."""
+
+    def __init__(self, floor: float):
+        self.floor = np.float32(floor)
+
+    def check_layout(self, shape: tuple[int, ...], dim: int, k: int, packed_axis: int | None) -> None:
+        """An axis of stride > 1 is reduced *perpendicular*, a vector of adjacent outputs per unit; with more than
+        one slot, lavapipe's results then hold the top value again in lower slots for some shapes (every GPU build:
+        ``[2, 6, 8]`` along dim 0, k 2, repeats it in slot 1 of the first 16 of 48 columns; ``[2, 48]``, ``[2, 8,
+        8]`` and ``[2, 12, 8]`` are right), a pattern that also depends on the values: not modelled. The
+        dequantized tensor is row-major, or (a store packed along an outer dim) holds the packed axis innermost
+        (burn-cubecl-0.22.1 src/kernel/quantization/dequantize.rs:21-45): the axis counts as strided if either
+        reading makes it so."""
+        inner = math.prod(shape[dim + 1:])
+        if packed_axis is not None and packed_axis < dim:
+            inner *= shape[packed_axis]
+        if k > 1 and inner > 1:
+            raise UndefinedBehaviour("a GPU topk with k > 1 along an axis of stride > 1: cubek-reduce's "
+                                     "perpendicular TopK repeats the top value in lower slots for some shapes "
+                                     "(docs/findings.md)")
+
+    def values(self, x: np.ndarray, dim: int, k: int) -> np.ndarray:
+        if np.isnan(x).any():
+            raise UndefinedBehaviour("a NaN in a GPU topk: where it ends up, and which value it drops, follows the "
+                                     "kernel's insertion order")
+        return super().values(np.where(x < self.floor, self.floor, x).astype(np.float32), dim, k)
+
+
+TOPKS = FLOAT_TOPK.steps({"sort": SortedTopK(), "min_slots": KernelTopK(np.finfo(np.float32).min),
+                          "inf_slots": KernelTopK(-np.inf)})
+
+
 def _trailing_bits(v: float) -> int:
     """How many low bits of ``v``'s 53-bit significand are zero."""
     m = int(np.ldexp(np.frexp(v)[0], 53))
@@ -292,9 +342,8 @@ def compute(x: np.ndarray, s: dict, profile: Profile, other: np.ndarray | None =
         return total_order_sort(x, s["dim"], bool(s.get("descending")))
     if op == "argsort":
         return total_order_argsort(x, s["dim"], bool(s.get("descending"))).astype(np.float32)
-    if op == "topk":  # burn-backend's float_topk default: float_sort descending, then the first k
-        check_signed_zeros(x, s["dim"])
-        return np.ascontiguousarray(np.take(total_order_sort(x, s["dim"], True), np.arange(s["k"]), axis=s["dim"]))
+    if op == "topk":
+        return profile.step(TOPKS).values(x, s["dim"], s["k"])
     raise ValueError(f"unknown float-op step {op!r}; known: {', '.join(FLOAT_STEPS)}")
 
 
@@ -307,7 +356,17 @@ def as_float(s: dict, held: QTensor | np.ndarray, profile: Profile) -> np.ndarra
     operand = quantized_operand(s, profile)
     with fused_inputs(kernel_inputs(s, np.shape(held.codes if isinstance(held, QTensor) else held), operand, profile)):
         x = values(held, profile)
+    if s["op"] == "topk":
+        profile.step(TOPKS).check_layout(x.shape, s["dim"], s["k"], packed_axis(held))
     return np.ascontiguousarray(compute(x, s, profile, None if operand is None else values(operand, profile)))
+
+
+def packed_axis(held: QTensor | np.ndarray) -> int | None:
+    """The axis of a store packed along an outer dim (``PackedU32(d)`` / ``PackedNative(d)``, ``d > 0``), else
+    None: a float tensor, or a store packed along the innermost dim."""
+    if not isinstance(held, QTensor) or held.scheme.store.kind == "Native" or held.scheme.store.dim == 0:
+        return None
+    return held.codes.ndim - 1 - held.scheme.store.dim
 
 
 def kernel_inputs(s: dict, shape: tuple[int, ...], operand: QTensor | None, profile: Profile) -> tuple[str, ...]:

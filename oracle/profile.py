@@ -255,6 +255,10 @@ class Profile:
     """How ``Tensor::clamp`` treats a reversed range and a zero on a zero bound. On the GPU kernels a zero meeting
     a zero bound of the other sign is the device's pick between the two (lavapipe's code generation gave either,
     one kernel to the next): undefined there."""
+    float_topk: str = _one_of(c.FLOAT_TOPK, "sort")
+    """How ``Tensor::topk`` picks the k largest. The GPU kernels insert each element into k slots, so where a NaN
+    ends up depends on their insertion order, and along an axis of stride > 1 they repeat the top value in lower
+    slots for some shapes (measured, not located): both undefined there."""
     tensor_extremum: str = _one_of(c.TENSOR_EXTREMUM, "first")
     """Which of equal values (``+0``/``-0``) a per-tensor MinMax returns (per block, every backend keeps the
     first). The GPU profile assumes flex's rule: a GPU reduction's choice was not observed."""
@@ -394,7 +398,7 @@ class Profile:
 CONCERNS: dict[str, tuple[str, ...]] = {
     "identity": ("name", "description", "backend", "status", "kernel"),
     "arithmetic": ("tie", "division", "divide_in_input_dtype", "clamp", "nan_code", "saturate_codes_to_i8",
-                   "neg", "float_clamp", "float_codes", "fp8_nan", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
+                   "neg", "float_clamp", "float_topk", "float_codes", "fp8_nan", "tensor_extremum", "mean_summation", "half_mean_in_f32", "ternary_fast_path"),
     "scales": ("zero_scale", "ue8m0", "clamp_min_ignores_nan", "scales_read_as_input_dtype", "scales_by_strides",
                "empty_keeps_given_bytes", "empty_scales_uninitialized"),
     "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",

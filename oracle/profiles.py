@@ -60,6 +60,7 @@ _FLEX = Profile(
 _CUBECL = Profile(
     name="burn-0.22.0-pre.3/cubecl",
     float_clamp="max_then_min",  # burn-cubecl-0.22.0-pre.3 src/kernel/clamp.rs:15-40, cubecl's `clamp`
+    float_topk="min_slots",  # burn-cubecl-0.22.0-pre.3 src/ops/tensor.rs:690-699, cubek-reduce-0.3.0-pre.3 topk.rs
     description="burn-cubecl's GPU kernels as CUDA runs them (modelled, not run: scripts/gpu-check.sh needs an "
                 "NVIDIA GPU): ties to even, one-level division in the input dtype, no zero-scale guard (0/0 -> NaN "
                 "-> hi); PackedU32 / Native Q8 & fp8 / PackedNative E2M1",
@@ -260,6 +261,7 @@ _VULKAN_0_22_1 = _VULKAN.with_(
 # words per line), so the bytes q_from_data uploads and q_into_data hands back are the device's own words. Fitted
 # 2026-12-02 against both lean binaries (docs/findings.md, "burn 0.23.0-pre.1 on the GPU route").
 _GPU_0_23_0_PRE_1 = dict(
+    float_topk="inf_slots",  # cubek-reduce-0.4.0-pre.1 src/components/instructions/topk.rs:208-216, extrema.rs:20-28
     # host side, shared with every backend of the release (as in burn-0.23.0-pre.1/flex)
     validates_data_length=True,
     checkpoint_reader="limits",  # burn-pack-0.23.0-pre.1 src/reader.rs:193-225, :313-327
@@ -492,7 +494,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, Proving campaigns (the 2026-12-01 campaign); earlier: the 200,000-case digests"),
     "burn-0.22.0-pre.3/wgpu": Evidence(
         "suite_passing", "qconform-burn-pre3-wgpu",
-        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1775 vectors: 1532 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed); built in `make burn-all`, not in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-wgpu", "3a57688", 0,
                  "seeds 7, 1, 2, 3 of the mixed default stream, 25,000 cases each (about 4,000 per weight-1 op), "
@@ -504,7 +506,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/fuzzing.md, burn-wgpu: the proving campaign"),
     "burn-0.22.0-pre.3/vulkan": Evidence(
         "suite_passing", "qconform-burn-pre3-vulkan",
-        "1764 vectors: 1465 passed, 299 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; 3 "
+        "1775 vectors: 1474 passed, 301 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; 3 "
         "two-quantized vectors failed before an E2M1 field was read sign-extended); built in `make burn-all`, not in CI",
         Campaign(2, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-pre3-vulkan", "a249924", 1,
                  "10,000 cases of the mixed default stream: still finds qlayout divergences",
@@ -527,7 +529,7 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1775 vectors: 1532 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -540,7 +542,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1764 vectors: 1455 passed, 309 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn); "
+        "1775 vectors: 1464 passed, 311 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -596,7 +598,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1764 vectors: 1517 passed, 247 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
+        "1775 vectors: 1527 passed, 248 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
         "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
@@ -613,7 +615,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1764 vectors: 1525 passed, 239 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1775 vectors: 1536 passed, 239 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -630,7 +632,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1764 vectors: 1521 passed, 243 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
+        "1775 vectors: 1531 passed, 244 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
@@ -644,7 +646,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1764 vectors: 1459 passed, 305 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; on "
+        "1775 vectors: 1468 passed, 307 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "

@@ -74,6 +74,11 @@ STEPS = {
     "sort-1": ([{"op": "sort", "dim": 1}], "q_sort is dequant_op_quant!: sorted values requantized"),
     "sort-desc-0": ([{"op": "sort", "dim": 0, "descending": True}], "sort_descending along rows"),
     "topk-3": ([{"op": "topk", "dim": 1, "k": 3}], "q_topk: the 3 largest of each row, requantized"),
+    "topk-columns": ([{"op": "topk", "dim": 0, "k": 2}],
+                     "the 2 largest of each column: on the GPU a reduction along an axis of stride > 1, whose "
+                     "TopK repeats the top value in lower slots for some shapes (undefined there)"),
+    "topk-columns-k1": ([{"op": "topk", "dim": 0, "k": 1}],
+                        "the largest of each column: one slot, which the GPU's strided TopK gets right"),
     "stack-0": ([{"op": "stack", "dim": 0, "copies": 2}], "stack: q_reshape of each copy, then q_cat requantizes"),
     "stack-2": ([{"op": "stack", "dim": 2, "copies": 3}], "stack along a new last dim: [4, 8, 3]"),
     "matmul-float-rhs": ([{"op": "matmul", "rhs": [v * 0.5 for v in _ROW * 3], "shape": [8, 3]}],
@@ -198,6 +203,7 @@ def device_cases():
 # a NaN only on its vector path, from 16 elements on).
 _E5M2_NAN_ZEROS = np.array([0x3C, 0x7E, 0xBC, 0x80, 0x00, 0xFE], np.uint8).view(np.int8)
 _E5M2_NAN_ROW = np.array([[0x3C, 0x7E, 0xBC, *range(0x40, 0x4D)]], np.uint8).view(np.int8)  # 1, NaN, -1, 2 .. 12
+_E5M2_NEG_INF_ROW = np.array([[0x3C, 0xFC, 0xBC, 0x40]], np.uint8).view(np.int8)  # 1, -inf, -1, 2
 NAN_STEPS = {
     "sort-nan-zeros": ([{"op": "sort", "dim": 0}], _E5M2_NAN_ZEROS,
                        ("burn's sort is sort_unstable_by(f32::total_cmp) on every backend: -0.0 before +0.0, NaNs "
@@ -211,6 +217,13 @@ NAN_STEPS = {
                             "pick: undefined there")),
     "clamp-zero-max": ([{"op": "clamp", "min": -1.5, "max": 0.0}], _E5M2_NAN_ZEROS,
                        "-0.0 against the +0.0 bound: kept on the CPU, undefined on the GPU (lavapipe gave +0.0)"),
+    "topk-nan": ([{"op": "topk", "dim": 1, "k": 3}], _E5M2_NAN_ROW,
+                 ("the host sort puts a NaN first (the total order's largest), bits kept; the GPU's TopK slots "
+                  "compare it false, so where it lands follows their insertion order: undefined there")),
+    "topk-neg-inf": ([{"op": "topk", "dim": 1, "k": 4}], _E5M2_NEG_INF_ROW,
+                     ("a -inf among the kept values: the sort keeps it; cubek-reduce 0.3's slots start at f32::MIN "
+                      "and a -inf never enters one, so burn-cubecl 0.22 reads f32::MIN there (0.23.0-pre.1's "
+                      "start at -inf); the requantization then scales by the row's largest magnitude")),
     "max-dim-nan": ([{"op": "max_dim", "dim": 1}], _E5M2_NAN_ROW,
                     ("q_max_dim is q_argmax then q_gather: argmax stops at the first NaN, and the gather moves that "
                      "element's bits (a float max that rewrote the NaN would give 0x7E on 0.23.0-pre.1 flex)")),

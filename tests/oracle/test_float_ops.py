@@ -243,3 +243,44 @@ def test_rust_debug_of_f32_bounds():
     from oracle.errors import rust_debug_f32
     assert [rust_debug_f32(v) for v in (2.0, -0.0, 0.1, 1e39, 1e16, 1.5e-5, 1e-4)] == \
         ["2.0", "-0.0", "0.1", "inf", "1e16", "1.5e-5", "0.0001"]
+
+
+F32_MIN = float(np.finfo(np.float32).min)
+
+
+def test_the_gpu_topk_reads_a_kept_minus_inf_as_its_slots_floor_before_0_23():
+    """[1, -inf, -1, 2], all four kept: the sort keeps -inf; cubek-reduce 0.3's slots start at f32::MIN and -inf
+    never displaces one; 0.4.0-pre.1's start at -inf, which the -inf then replaces (same bits)."""
+    from oracle.float_ops import TOPKS
+    x = np.array([[1.0, -np.inf, -1.0, 2.0]], np.float32)
+    assert bits(TOPKS["sort"].values(x, 1, 4)) == bits([[2, 1, -1, -np.inf]])
+    assert bits(TOPKS["min_slots"].values(x, 1, 4)) == bits([[2, 1, -1, F32_MIN]])
+    assert bits(TOPKS["inf_slots"].values(x, 1, 4)) == bits([[2, 1, -1, -np.inf]])
+    assert oracle.PROFILES["burn-0.22.1/vulkan"].float_topk == "min_slots"
+    assert oracle.PROFILES["burn-0.23.0-pre.1/wgpu-fused"].float_topk == "inf_slots"
+
+
+def test_a_nan_in_a_gpu_topk_is_undefined_and_first_in_the_host_sort():
+    from oracle.float_ops import TOPKS
+    x = np.array([[1.0, np.nan, 3.0]], np.float32)
+    assert bits(TOPKS["sort"].values(x, 1, 2)) == [[0x7FC00000, bits(3.0)]]
+    with pytest.raises(oracle.UndefinedBehaviour):
+        TOPKS["min_slots"].values(x, 1, 2)
+
+
+@pytest.mark.parametrize("shape, dim, k, packed, strided", [
+    ((4, 8), 0, 2, None, True),    # dim 0's stride is 8: perpendicular, two slots
+    ((4, 8), 0, 1, None, False),   # one slot: the strided reduction is right
+    ((4, 8), 1, 3, None, False),   # the innermost axis: parallel
+    ((4, 1), 0, 2, None, False),   # only unit dims inside: stride 1
+    ((3, 4), 1, 2, 0, True),       # the packed axis 0 held innermost: dim 1's stride is 3
+    ((3, 4), 0, 2, 1, True),       # logically strided whatever the store
+])
+def test_a_gpu_topk_with_several_slots_along_a_strided_axis_is_undefined(shape, dim, k, packed, strided):
+    from oracle.float_ops import TOPKS
+    TOPKS["sort"].check_layout(shape, dim, k, packed)  # the host sort never minds
+    if strided:
+        with pytest.raises(oracle.UndefinedBehaviour):
+            TOPKS["min_slots"].check_layout(shape, dim, k, packed)
+    else:
+        TOPKS["inf_slots"].check_layout(shape, dim, k, packed)
