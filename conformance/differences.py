@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from oracle.blocks import layout_of
 from oracle.rounding import minifloat_values, round_up
 from oracle.scheme import QuantValue, ScaleDtype
 
@@ -57,6 +58,8 @@ def classify(name: str, want: np.ndarray, got: np.ndarray, vector, scaled: np.nd
             out += _scale_steps(name, w32, g32, dtype, n)
         if name == "global" and dtype is ScaleDtype.F32:
             out += _global(w32, g32, n)
+        if name == "x" and vector is not None and vector.op == "dequantize":
+            out += _given_scales(vector, got, bad, n)
         return out
     nans = scaled is not None and scaled.shape == want.shape and bool(np.isnan(scaled[bad]).all())
     minifloat = value is not None and value.is_float and want.dtype == np.int8
@@ -76,6 +79,30 @@ def classify(name: str, want: np.ndarray, got: np.ndarray, vector, scaled: np.nd
         if scaled is not None and scaled.shape == want.shape and not nans:
             out += _ties(name, scaled[bad].astype(np.float64), g.astype(np.float64), n)
     return out
+
+
+def _given_scales(vector, got: np.ndarray, bad: np.ndarray, n: int) -> list[dict]:
+    """Every differing element is its code times the *given* f32 scale: the backend skipped the round trip, in
+    which burn stores each scale in the scheme's scale dtype first and multiplies by the stored one (a scale off
+    that grid moves; UE8M0 has no 0, so a 0 is stored as its smallest value, 2^-127)."""
+    scheme = scheme_of(vector.params)
+    codes, scales = vector.inputs.get("codes"), vector.inputs.get("scales")
+    if scheme is None or scheme.num_levels() != 1 or codes is None or scales is None:
+        return []
+    try:
+        spread = layout_of(codes.shape, scheme).spread(np.asarray(scales, np.float32).ravel())
+    except ValueError:  # a deliberately wrong scale count: no per-element scale to compare with
+        return []
+    values = minifloat_values(codes, scheme.value) if scheme.value.is_float else codes.astype(np.float32)
+    with np.errstate(all="ignore"):
+        naive = (values * spread).astype(np.float32).astype(got.dtype)
+    if naive.shape != got.shape or differing(naive[bad], got[bad]).any():
+        return []
+    dtype = scheme.scale_dtype().name
+    return [{"class": "given-scales", "text": f"x: every differing element is its code times the given f32 scale, "
+                                              f"where burn first stores the scales as {dtype} (dequantize is burn's "
+                                              f"round trip, docs/ops.md; a loader of stored bytes wants "
+                                              f"load_quantized)", "elements": n}]
 
 
 def _minifloat_ties(name, v, got_values, value: QuantValue, n: int) -> list[dict]:
@@ -138,7 +165,7 @@ def _scale_steps(name, w, g, dtype: ScaleDtype, n: int) -> list[dict]:
 def _guarded(w, g, dtype: ScaleDtype, n: int) -> list[dict]:
     """Every differing scale is burn-flex's guard value ``round_up(f32::MIN_POSITIVE)`` (§5.3), which replaces a
     scale that is 0, negative, NaN or infinite: the backend stored that scale (or something else) instead."""
-    guard = round_up(np.array([np.finfo(np.float32).tiny], np.float32), dtype)[0]
+    guard = round_up(np.array([np.finfo(np.float32).tiny], np.float32), dtype, ue8m0=True)[0]  # 2^-126 on UE8M0
     if not (w == guard).all() or (g == guard).any():
         return []
     return [{"class": "scale-guard", "text": f"scales: burn stores its guard value {guard:g} where the backend does "

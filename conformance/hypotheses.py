@@ -68,6 +68,9 @@ PHRASES = {
     ("scale_rounding", "down"): "scale rounded down instead of up",
     ("scale_rounding", "down_in_subnormals"): "scale rounded down in the scale dtype's subnormal range (up elsewhere)",
     ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
+    ("scale_rounding", "ocp_mx"): "the OCP MX shared scale 2^(floor(log2(amax)) - emax_elem) (OCP MX v1.0, section 6.3), "
+                                  "where burn rounds amax / max_elem up to a power of two (one UE8M0 step higher "
+                                  "when amax's significand exceeds max_elem's)",
     ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
     ("scale_arithmetic", "f64"): "scales computed in f64",
     ("minifloat_tie", "away"): "ties between two minifloat codes rounded away from zero (burn's conversions round "
@@ -429,9 +432,35 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
                              ("down_in_subnormals", _down_in_subnormals(pre, dtype)),
                              ("unrounded", pre.astype(np.float32))):
         if predicted is not None:  # burn always rounds up
-            out.append((Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value)),
-                        np.where(decided, predicted, burns).astype(np.float32)))
+            out.append((_scale_rounding(value), np.where(decided, predicted, burns).astype(np.float32)))
+    ocp = _ocp_mx(vector, exp, scheme, burns)
+    if ocp is not None:
+        out.append((_scale_rounding("ocp_mx"), ocp))
     return out
+
+
+def _scale_rounding(value: str) -> Alternative:
+    return Alternative(f"scale_rounding: {value}", "scale_rounding", phrase("scale_rounding", value))
+
+
+def _ocp_mx(vector, exp, scheme: QuantScheme, burns: np.ndarray) -> np.ndarray | None:
+    """The shared scale an OCP MX encoder computes for each block of a one-level minifloat scheme with UE8M0
+    scales: ``2^(floor(log2(amax)) - emax_elem)``, ``emax_elem`` the exponent of the element format's largest
+    normal (E4M3 8, E5M2 15, E2M1 2), clamped to E8M0's range. burn's ``round_up(amax / max_elem)`` is the same
+    power of two or one above it. Decided by ``amax`` itself (burn's ``2 * amax`` may overflow where OCP's rule
+    still gives a scale); a zero or non-finite ``amax`` keeps burn's."""
+    st = exp.stages
+    if vector.op != "quantize_dynamic" or scheme.scale_dtype() is not ScaleDtype.UE8M0 or \
+            scheme.num_levels() != 1 or not scheme.value.is_float or st.min is None or st.max is None:
+        return None
+    amax = np.maximum(np.abs(np.asarray(st.min, np.float64)), np.abs(np.asarray(st.max, np.float64))).ravel()
+    if amax.size != burns.size:
+        return None
+    emax = int(np.frexp(scheme.value.range()[1])[1]) - 1  # frexp: v = m * 2^e, m in [0.5, 1)
+    decided = np.isfinite(amax) & (amax > 0)
+    exponent = np.frexp(np.where(decided, amax, 1.0))[1] - 1 - emax
+    shared = np.ldexp(1.0, np.clip(exponent, -127, 127)).astype(np.float32)
+    return np.where(decided, shared, burns.ravel()).astype(np.float32).reshape(burns.shape)
 
 
 # --- scale distance on the scale dtype's own grid -------------------------------------------------------------

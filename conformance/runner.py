@@ -29,6 +29,9 @@ from .expectations import Expectations
 from .protocol import Declined
 
 
+DIAGNOSIS_FAILED = "the diagnosis of this failure failed"
+
+
 class RunnerError(Exception):
     """A run that cannot start (unknown profile, backend that fails its handshake, ...)."""
 
@@ -126,8 +129,13 @@ class Runner:
         verdict = compare.judge(vector, self.profile, outcome, strict_messages=self.strict_messages,
                                 classify=self._classify, exact_burn=self.exact_burn)
         if verdict.status == FAILED and (self.want_diagnosis or pinned_diagnosis):
-            verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
-                                                         self.candidates())
+            try:
+                verdict.diagnosis = diagnose.diagnose_vector(vector, self.profile, outcome, verdict,
+                                                             self.candidates())
+            except Exception as e:  # noqa: BLE001 - a failing diagnosis must not cost the verdict its differences
+                failed = "".join(traceback.format_exception_only(e)).strip()
+                verdict.note = "; ".join(filter(None, [verdict.note, f"{DIAGNOSIS_FAILED}: {failed}"]))
+                verdict.message += f"\n  {DIAGNOSIS_FAILED} (a qconform bug, please report it): {failed}"
         verdict.note = "; ".join(filter(None, [verdict.note, outcome.note]))
         return verdict
 

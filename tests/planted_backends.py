@@ -3,7 +3,7 @@ redone the wrong way in a few lines of plain numpy, the way a third-party quanti
 no code with the diagnosis (conformance/hypotheses.py), so naming their bug is a real test of it.
 
 ``PLANTED[name](profile)`` builds one; ``python:planted_backends:Env`` with ``PLANTED=name PLANTED_PROFILE=p``
-(and ``PYTHONPATH=tests``) serves one to ``qconform run`` / ``qconform fuzz``.
+(and ``PYTHONPATH=.:tests`` from the repository root: ``tests/oracle`` would shadow the oracle otherwise) serves one to ``qconform run`` / ``qconform fuzz``.
 """
 
 from __future__ import annotations
@@ -237,6 +237,40 @@ def f16_subnormal_step(request, r, st, profile):
     return _with_scales(request, r, st, profile, np.where(short, up - np.float32(2.0**-24), r.outputs["scales"]))
 
 
+def ocp_mx_scale(request, r, st, profile):
+    """The OCP MX v1.0 shared scale (section 6.3): 2^(floor(log2(amax)) - emax_elem) per block, emax_elem the exponent of
+    the element format's largest normal, instead of burn's amax / max_elem rounded up; codes from that scale."""
+    scheme = _scheme(request)
+    if request[0] != "quantize_dynamic" or scheme.scale_dtype().name != "UE8M0":
+        return r
+    amax = np.maximum(np.abs(st.min.astype(np.float64)), np.abs(st.max.astype(np.float64))).ravel()
+    emax = int(np.floor(np.log2(scheme.value.range()[1])))  # 448 -> 8, 57344 -> 15, 6 -> 2: not near a power
+    ok = np.isfinite(amax) & (amax > 0)
+    _, e = np.frexp(np.where(ok, amax, 1.0))  # amax = m * 2^e with m in [0.5, 1): floor(log2(amax)) = e - 1
+    shared = np.ldexp(1.0, np.clip(e - 1 - emax, -127, 127)).astype(np.float32)
+    scales = np.where(ok, shared, r.outputs["scales"].ravel()).reshape(r.outputs["scales"].shape)
+    return _with_scales(request, r, st, profile, scales)
+
+
+def given_scales(request, r, st, profile):
+    """dequantize as code x the given f32 scale, skipping burn's round trip through the stored scale dtype."""
+    _, params, inputs = request
+    scheme = QuantScheme.from_json(params["scheme"])
+    codes = np.asarray(inputs["codes"])
+    value = scheme.value
+    if value.is_float:
+        table = {"E4M3": ml_dtypes.float8_e4m3fn, "E5M2": ml_dtypes.float8_e5m2, "E2M1": ml_dtypes.float4_e2m1fn}
+        raw = codes.view(np.uint8) & (0x0F if value.name == "E2M1" else 0xFF)
+        values = raw.view(table[value.name]).astype(np.float32)
+    else:
+        values = codes.astype(np.float32)
+    scales = np.asarray(inputs["scales"], np.float32).ravel()
+    per = np.broadcast_to(layout_of(codes.shape, scheme).per_element(scales), codes.shape) \
+        if scales.size == 1 else layout_of(codes.shape, scheme).spread(scales)
+    x = (values * per).astype(np.float32).astype(r.outputs["x"].dtype)
+    return Result({**r.outputs, "x": x}, r.values)
+
+
 INTEGER = {"values": ["Q8S", "Q8F", "Q4S", "Q4F", "Q2S", "Q2F"], "stores": ["Native"]}
 ONE_LEVEL = {"levels": ["tensor", "block"]}
 PLANTED = {
@@ -254,6 +288,10 @@ PLANTED = {
     "nan-code-ff": lambda p: Planted("nan-code-ff", p, nan_code_ff, caps={"values": ["E4M3"]}),
     "f16-subnormal-step": lambda p: Planted("f16-subnormal-step", p, f16_subnormal_step,
                                             caps={**ONE_LEVEL, "scale_dtypes": ["F16"]}),
+    "given-scales": lambda p: Planted("given-scales", p, given_scales, ops=("dequantize",), caps=ONE_LEVEL),
+    "ocp-mx-scale": lambda p: Planted("ocp-mx-scale", p, ocp_mx_scale, ops=("quantize_dynamic",),
+                                      caps={"values": ["E4M3", "E5M2", "E2M1"], "levels": ["block"],
+                                            "scale_dtypes": ["UE8M0"]}),
     "cast-before-clamp": lambda p: Planted("cast-before-clamp", p, cast_before_clamp,
                                            caps={"values": ["E4M3", "E5M2"]}),
 }

@@ -111,6 +111,22 @@ def test_an_exception_inside_the_runner_is_a_verdict(suite_dir, monkeypatch):
     assert len(v) == 6
 
 
+def test_a_failing_diagnosis_keeps_the_verdicts_differences(suite_dir, monkeypatch):
+    """A bug in the diagnosis (found by a newcomer's MXFP8 backend) must not turn a mismatch into a runner error
+    that hides what differs: the verdict keeps its kind and differences, and says the diagnosis failed."""
+    from lookup_backend import LookupBackend
+
+    from conformance import diagnose
+    from conformance.runner import DIAGNOSIS_FAILED
+
+    def broken(*a, **k):
+        raise ValueError("no round-up rule")
+    monkeypatch.setattr(diagnose, "diagnose_vector", broken)
+    v = run(suite_dir, backend=PythonBackend(LookupBackend(suite_dir, suites.B)), profile=suites.A)[TIES]
+    assert (v.status, v.kind) == (FAILED, "mismatch") and "output 'codes'" in v.message, v.message
+    assert DIAGNOSIS_FAILED in v.note and "ValueError: no round-up rule" in v.message
+
+
 def test_an_item_that_errors_outside_the_runner_never_reads_ok(tmp_path, suite_dir, lookup_cmd, env):
     """A vector without a verdict (here: its pytest setup raises) is recorded, and the summary is FAILED."""
     (tmp_path / "breaker.py").write_text(

@@ -36,6 +36,8 @@ BUGS = {
     "negative-zero-decode": (ALL, "x: signed zero only: -0.0 where burn gives +0.0"),
     "nan-code-ff": ((FLEX_0_23,), "codes: NaN encoding only: both are NaN codes of E4M3"),
     "cast-before-clamp": ((FLEX_0_23,), "codes: casts to the minifloat without saturating, then clamps"),
+    "ocp-mx-scale": ((FLEX_0_23,), "scales: the OCP MX shared scale"),
+    "given-scales": ((FLEX_0_23,), "x: every differing element is its code times the given f32 scale"),
     "f16-subnormal-step": (ALL, "scales: scale rounded down in the scale dtype's subnormal range (up elsewhere) "
                                  "(scale_rounding: down_in_subnormals)"),
 }
