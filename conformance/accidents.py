@@ -97,6 +97,22 @@ def validation(op: str, params: dict, inputs: dict, profile: str, entry: dict, r
     return why
 
 
+def mark(op: str, params: dict, inputs: dict, entries: dict[str, dict], run) -> dict[str, dict]:
+    """Each profile's expectation of a request with its accidents marked, in place: ``acceptable`` where it is a
+    burn bug, ``validation`` where it only refuses an invalid request. -> the entries marked."""
+    marked = {}
+    for p, e in entries.items():
+        alternatives = acceptable(op, params, inputs, p, e, run)
+        if alternatives:
+            e["acceptable"] = alternatives
+        refused = validation(op, params, inputs, p, e, run)
+        if refused:
+            e["validation"] = refused
+        if alternatives or refused:
+            marked[p] = e
+    return marked
+
+
 def acceptable(op: str, params: dict, inputs: dict, profile: str, entry: dict, run) -> list[dict]:
     """The invariant-respecting outcomes of one profile's expectation ``entry`` (empty when burn keeps the
     invariants there): ``[{"outputs", "values", "why"}]``. ``run(op, params, inputs, profile)`` asks the oracle.

@@ -318,9 +318,10 @@ must draw, with no divergence, in the campaign that makes a profile ``proven``."
 
 @dataclass(frozen=True)
 class Campaign:
-    """A recorded fuzz campaign against a real build: ``qconform fuzz --backend subprocess:<binary> --ops <op>
-    --cases <cases_per_op> --seed <seed> --no-shrink`` for each op of ``ops``, judged by the oracle of ``commit``
-    (``scripts/fuzz-campaign.sh`` runs one). ``cases_per_op`` is ``None`` for an older run of the mixed default
+    """A recorded fuzz campaign against a real build: ``qconform fuzz --backend subprocess:<binary> --exact-burn
+    --ops <op> --cases <cases_per_op> --seed <seed> --no-shrink`` for each op of ``ops``, judged by the oracle of
+    ``commit`` (``scripts/fuzz-campaign.sh`` runs one; before the fuzzer marked burn's accidents, 2026-12-07, every
+    run was exact without the flag). ``cases_per_op`` is ``None`` for an older run of the mixed default
     stream, whose per-op counts were not recorded (``note`` says what was run): such a run proves nothing."""
 
     seed: int

@@ -53,7 +53,7 @@ for binary in "${binaries[@]}"; do
     cases="${QCONFORM_FUZZ_CASES:-$(python3 scripts/releases.py ci-fuzz "$name")}"
     [ "$cases" -gt 0 ] || continue
     echo "== fuzz $name"
-    .venv/bin/qconform fuzz --backend "subprocess:$binary" --cases "$cases" \
+    .venv/bin/qconform fuzz --backend "subprocess:$binary" --exact-burn --cases "$cases" \
         --seed "${QCONFORM_FUZZ_SEED:-20261130}" --jobs 2 --out "out/burn/fuzz-$name" || status=1
 done
 exit $status

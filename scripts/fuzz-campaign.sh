@@ -17,7 +17,7 @@ diverging=0
 for op in $ops; do
   start=$(date +%s)
   set +e
-  "$py" -m conformance.cli fuzz --backend "subprocess:$bin" --ops "$op" --cases "$cases" --seed "$seed" \
+  "$py" -m conformance.cli fuzz --backend "subprocess:$bin" --exact-burn --ops "$op" --cases "$cases" --seed "$seed" \
     --no-shrink ${FUZZ_TIMEOUT:+--timeout "$FUZZ_TIMEOUT"} --out "$dir/repro" > "$dir/$op.log" 2>&1
   rc=$?
   set -e

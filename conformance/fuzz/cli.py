@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
+    ap.add_argument("--exact-burn", action="store_true", help="the backend is one of burn's own builds: judge by "
+                    "burn's outcome alone (no burn-bug alternative accepted, no validation case declined), as "
+                    "qconform run --exact-burn")
     ap.add_argument("--timeout", type=seconds, default=30.0, help="per-case backend timeout (s)")
     ap.add_argument("--jobs", type=count, default=1, metavar="N", help="judge cases in N worker processes, each "
                     "with its own backend (same cases, same report; default 1)")
@@ -114,7 +117,8 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
     from .engine import Fuzzer
     try:
         fuzzer = Fuzzer(args.backend, profile=args.profile, ops=ops, seed=seed, timeout=args.timeout,
-                        jobs=args.jobs, formats=args.formats, expectations=expectations)
+                        jobs=args.jobs, formats=args.formats, expectations=expectations,
+                        exact_burn=args.exact_burn)
     except RunnerError as e:
         print(safe(e), file=sys.stderr)
         return 3
@@ -137,7 +141,8 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
              f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
-        ([f"--expectations {args.expectations}"] if args.expectations else [])
+        ([f"--expectations {args.expectations}"] if args.expectations else []) + \
+        (["--exact-burn"] if args.exact_burn else [])
     print(safe(f"\nsame cases again: {' '.join(rerun)}"))
     if report.write_errors and not (report.interrupted or report.gave_up):
         print(safe(f"qconform fuzz: {len(report.write_errors)} minimal cases not written: "
@@ -212,7 +217,7 @@ def _digests(args, seed: int, ops) -> int:
     from .engine import Fuzzer
     try:
         fuzzer = Fuzzer(args.backend, profile=profile, ops=ops, seed=seed, timeout=args.timeout,
-                        formats=args.formats)
+                        formats=args.formats, exact_burn=args.exact_burn)
     except RunnerError as e:
         print(safe(e), file=sys.stderr)
         return 3

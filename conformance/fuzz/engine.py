@@ -37,7 +37,9 @@ from oracle.vocabulary import level
 from .. import diagnose
 from ..hypotheses import FAMILIES
 from ..cases import Case
-from ..compare import DECLINED, FAILED, PASSED
+from .. import accidents
+from ..backends.oracle import run_oracle
+from ..compare import DECLINED, FAILED, NOT_APPLICABLE, PASSED, VALIDATION_DECLINED
 from ..contracts import TOLERANT_OPS, contracts
 from ..backends.python import PythonBackend
 from ..generate import PROFILES, CaseError, canonical_json, expect
@@ -45,7 +47,7 @@ from ..protocol import Declined, Error, Fault
 from ..runner import Runner
 from ..tags import data_tags, outcome_tags, structural_tags
 from ..outputs import OutputError, write_folder
-from ..vectors import Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
+from ..vectors import Acceptable, Expected, Vector, VectorError, tolerance_problem, vector_id, write_suite
 from ..formats import formats_of
 from ..patterns import capability_key
 from . import batched
@@ -95,7 +97,12 @@ class _Prefetched:
 
     def run(self, op, params, inputs):
         outcome = self.waiting.pop(id(inputs), None)
-        return outcome if outcome is not None else self.backend.run(op, params, inputs)
+        self.last = outcome if outcome is not None else self.backend.run(op, params, inputs)
+        return self.last
+
+    def again(self, inputs) -> None:
+        """The next request with ``inputs`` gets the last answer again (the case judged a second time)."""
+        self.waiting[id(inputs)] = self.last
 
     def close(self):
         self.backend.close()
@@ -145,20 +152,23 @@ class OracleCrash(Exception):
 class Fuzzer:
     def __init__(self, backend_spec: str, *, profile: str | None = None, ops: list[str] | None = None,
                  seed: int = 0, timeout: float = 30.0, backend=None, diagnose: bool = True, jobs: int = 1,
-                 formats=(), expectations=None):
+                 formats=(), expectations=None, exact_burn: bool = False):
         """``jobs`` > 1: cases are judged by that many worker processes, each with its own backend opened from
         ``backend_spec`` (so not with a ``backend`` object); the report is the same as with one.
         ``formats``: named formats (conformance/formats.py) to draw inside, instead of what the backend
         declares; ``expectations``: a known-failure ledger (``Expectations``), matched against each case's
-        alias (``op/value[-store]/level/fuzz``) like ``qconform run`` matches a vector's."""
+        alias (``op/value[-store]/level/fuzz``) like ``qconform run`` matches a vector's. ``exact_burn``: the
+        backend is one of burn's own builds, judged by burn's outcome alone (``Runner``'s)."""
         if jobs > 1 and backend is not None:
             raise ValueError("jobs > 1 opens a backend per worker from its spec: pass a spec, not a backend")
         self.spec, self.ops, self.seed, self.jobs = backend_spec, ops, seed, jobs
         self.formats, self.expectations = tuple(formats), expectations
         self.runner = Runner(_Suite(list(PROFILES)), backend_spec, profile=profile, timeout=timeout,
-                             backend=backend, diagnose=diagnose, expectations=expectations).start()
+                             backend=backend, diagnose=diagnose, expectations=expectations,
+                             exact_burn=exact_burn).start()
         self.profile = self.runner.profile
-        self._worker_args = (backend_spec, self.profile, ops, seed, timeout, diagnose, self.formats, expectations)
+        self._worker_args = (backend_spec, self.profile, ops, seed, timeout, diagnose, self.formats, expectations,
+                             exact_burn)
         self._backend = self.runner.backend
         self.runner.backend = _Prefetched(self._backend)
         # Draw inside what the backend declares (or the named formats): None keeps the default case stream.
@@ -220,6 +230,11 @@ class Fuzzer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             verdict = self.runner.run_vector(vector)
+            if verdict.status == FAILED and verdict.kind not in FAULT_KINDS and not self.runner.exact_burn:
+                marked = with_accidents(vector)
+                if marked is not None:  # judged again, on the same answer, as the suite's vector would be
+                    self.runner.backend.again(case.inputs)
+                    verdict = self.runner.run_vector(marked)
         if verdict.status != FAILED or verdict.kind in FAULT_KINDS:
             return verdict, None
         return verdict, signature(vector, verdict)
@@ -292,6 +307,9 @@ class Fuzzer:
             reason = _first_line(found[2].note or "") or "no reason given"
             report.declines[reason] = report.declines.get(reason, 0) + 1
             return
+        if found is not None and _validation_only(found[2]):  # burn's validation, not asked of this backend
+            report.validation[found[2].note] = report.validation.get(found[2].note, 0) + 1
+            return
         if status == FAULTED:
             case, _, verdict = found
             report.faults.append((index, case.op, verdict.kind, _first_line(verdict.details.get("detail", ""))))
@@ -335,7 +353,7 @@ class Fuzzer:
             if status == FAULTED and self._gave_up() and verdict.details.get("detail") == self._gave_up():
                 status = NOT_RUN  # never sent: the backend had given up
             where = None if status in NOT_EXERCISED else (self.label(case), case.op)
-            kept = sig is not None or status in (FAULTED, NOT_RUN, DECLINED)
+            kept = sig is not None or status in (FAULTED, NOT_RUN, DECLINED) or _validation_only(verdict)
             yield index, status, sig, (case, choices, verdict) if kept else None, where
 
     def _in_workers(self, indices, seconds, start, report):
@@ -453,10 +471,14 @@ class Fuzzer:
     def write(self, div: Divergence, out: Path) -> Path:
         """The minimal case as a one-vector suite (expectations for every profile), like ``qconform repro``."""
         case = div.case
-        vector = self.vector(case, PROFILES, canonical=True)
         c = _as_case(case)
-        entries = {p: expect(c, p) for p in PROFILES}
-        tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries))
+        try:
+            entries = {p: expect(c, p) for p in PROFILES}  # undefined under some profiles: the vector says so there
+        except CaseError as e:
+            raise OracleCrash(str(e)) from None
+        accidents.mark(c.op, c.params, c.inputs, entries, run_oracle)  # as the golden suite's vectors are marked
+        tags = sorted(structural_tags(c) | data_tags(c, entries) | outcome_tags(entries) | accidents.tags(entries))
+        vector = Vector(vector_id(c.op, c.params, c.inputs), c.alias, c.op, c.params, c.inputs, {})
         folder = out / vector.id
         how = div.shrunk or "not shrunk"
         problem = self.loadable(case)
@@ -622,10 +644,10 @@ def _worker_main(conn, args):
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, stop)
-    spec, profile, ops, seed, timeout, diagnose, formats, expectations = args
+    spec, profile, ops, seed, timeout, diagnose, formats, expectations, exact_burn = args
     try:
         mine.append(Fuzzer(spec, profile=profile, ops=ops, seed=seed, timeout=timeout, diagnose=diagnose,
-                           formats=formats, expectations=expectations))
+                           formats=formats, expectations=expectations, exact_burn=exact_burn))
     except (RunnerError, ValueError) as e:
         conn.send(("start failed", str(e)))
         return
@@ -651,6 +673,24 @@ FAULT_KINDS = ("crashed", "timed out", "protocol error")  # a verdict of these k
 DECLINES_SHOWN = 5  # the most frequent reasons of the backend's declined cases, each with its count
 FAULTED = "faulted"  # the status a case counts under when the backend faulted on it: counted, never a divergence
 NOT_RUN = "not run"  # a case never sent: the backend had given up (failed restarts in a row)
+
+
+def _validation_only(verdict) -> bool:
+    return getattr(verdict, "status", None) == NOT_APPLICABLE and verdict.note.startswith(VALIDATION_DECLINED)
+
+
+def with_accidents(vector: Vector) -> Vector | None:
+    """The vector with burn's accidents marked as ``qconform generate`` marks a golden vector's
+    (``conformance/accidents.py``: a burn bug's acceptable outcome, a validation-only panic), or None where its
+    expectations have none. Asked only of a failed case (it may run the oracle again): a backend that is not burn
+    is never required to copy them, in the fuzzer as in the suite."""
+    entries = {p: {"error": e.error} if e.error is not None else {"outputs": e.outputs, "stages": e.stages}
+               for p, e in vector.expected.items()}
+    marked = {p: dataclasses.replace(vector.expected[p], validation=e.get("validation"),
+                                     acceptable=tuple(Acceptable(a["outputs"], a["values"], a["why"])
+                                                      for a in e.get("acceptable", ())))
+              for p, e in accidents.mark(vector.op, vector.params, vector.inputs, entries, run_oracle).items()}
+    return dataclasses.replace(vector, expected={**vector.expected, **marked}) if marked else None
 
 
 def status_of(verdict) -> str:
@@ -776,6 +816,7 @@ class FuzzReport:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     declines: dict = field(default_factory=dict)  # the backend's reason -> cases it declined with it
+    validation: dict = field(default_factory=dict)  # validation-only cases of a backend that does not validate
     divergences: dict[str, Divergence] = field(default_factory=dict)
     scope: list[str] | None = None   # the declared formats drawn inside (None: the default case stream)
     exercised: dict = field(default_factory=dict)  # (format or "other", op) -> cases the backend was judged on
@@ -801,6 +842,8 @@ class FuzzReport:
             out.append(f"    declined {n} x {reason}")
         if len(self.declines) > DECLINES_SHOWN:
             out.append(f"    declined {sum(sorted(self.declines.values())[:-DECLINES_SHOWN])} x other reasons")
+        for reason, n in sorted(self.validation.items(), key=lambda kv: -kv[1]):
+            out.append(f"    not applicable {n} x {reason}")
         if self.scope is not None:
             out.append(f"  drawn inside: {', '.join(self.scope)}")
         out += self.exercised_lines()

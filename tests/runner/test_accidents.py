@@ -151,3 +151,55 @@ def test_a_view_accepts_its_contiguous_copys_codes(suite):
     exact = Runner(suite, "python:fixed", profile="burn-0.22.1/vulkan", diagnose=False, exact_burn=True,
                    backend=PythonBackend(Fixed(dict(alt.outputs))))
     assert exact.start().run_vector(vec).status == "failed"
+
+
+class Honest:
+    """A codec that keeps burn's invariants and does not validate: the oracle's arithmetic, the values of a 4/2-bit
+    PackedU32 tensor read back as written (burn 0.22.1 rereads them as nibbles), burn's limits refused as burn
+    refuses them, and an invalid request answered with whatever comes out (here: nothing) instead of a panic."""
+
+    def __init__(self, validates: bool):
+        self.validates = validates
+
+    def hello(self):
+        return {"name": "honest", "version": "0", "profile": FLEX,
+                "capabilities": {"ops": ["quantize", "dequantize"], "validates": self.validates}}
+
+    def run(self, op, params, inputs):
+        from conformance.backends.oracle import run_oracle
+        from conformance.protocol import BackendError, Result
+        from oracle import QuantScheme
+        from oracle.scheme import NATIVE
+        scheme = QuantScheme.from_json(params["scheme"])
+        r = run_oracle(op, params, inputs, FLEX)
+        reread = isinstance(r, Result) or getattr(r, "code", None) in accidents.READ_BACK
+        if reread and scheme.store.kind == "PackedU32" and not scheme.value.is_float and scheme.value.size_bits < 8:
+            r = run_oracle(op, dict(params, scheme=scheme.with_store(NATIVE).to_json()), inputs, FLEX)
+        if isinstance(r, Result):
+            return {**r.outputs, **r.values}
+        if getattr(r, "code", None) in accidents.VALIDATION:
+            return {}
+        raise BackendError(r.code, r.message)
+
+
+def fuzz_honest(validates: bool, exact_burn: bool = False):
+    from conformance.fuzz import engine
+    f = engine.Fuzzer("python:honest", profile=FLEX, backend=PythonBackend(Honest(validates)),
+                      ops=["quantize", "dequantize"], seed=3, exact_burn=exact_burn)
+    try:
+        return f.run(cases=600, shrink=False, log=lambda m: None)
+    finally:
+        f.close()
+
+
+def test_the_fuzzer_asks_no_accident_of_a_backend_that_is_not_burn():
+    """As in the suite: a fuzz case whose expectation is a burn bug accepts the invariant-respecting outcome, and
+    one that only tests burn's validation is not applicable to a backend declaring ``validates: false``."""
+    report = fuzz_honest(validates=False)
+    assert not report.divergences, list(report.divergences)
+    assert sum(report.validation.values()) > 0 and all("validation only, declined" in r for r in report.validation)
+    strict = fuzz_honest(validates=True)
+    assert any("missing error" in sig for sig in strict.divergences), list(strict.divergences)
+    # burn's own builds (--exact-burn) are judged by burn's outcome alone: the values as written are not burn's
+    burns = fuzz_honest(validates=False, exact_burn=True)
+    assert any("matches profile burn-0.23.0-pre.1/flex" in sig for sig in burns.divergences), list(burns.divergences)
