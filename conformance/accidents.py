@@ -70,6 +70,8 @@ VALIDATION = {
     "scale.index_out_of_bounds": "fewer scales than blocks",
     "scale.slice_out_of_bounds": "no scale at all",
     "flex.qtensor_no_scale": "no scale at all",
+    "range.block_not_divisible": "a tensor that is not a whole number of blocks",
+    "flex.block_not_whole": "a tensor that is not a whole number of blocks",
 }
 
 # The ops whose result passes through burn's TensorData bytes (written, then read back by into_vec_i8).
