@@ -4,7 +4,8 @@ An evaluation strategy of the same spec, not a second model: the oracle's cost i
 element (docs/performance.md), so cases whose blocks are independent of each other are evaluated together, by
 the oracle itself (``generate.expect``), on one tensor made of all their blocks, and the answer is split back.
 
-It applies where that is the same arithmetic block by block: ``quantize_dynamic``, ``quantize`` and
+It applies where that is the same arithmetic block by block (and the case's own rank meets no limit of the
+backend's: ndarray's range reshapes a rank-r tensor to 2r dims, at most 6): ``quantize_dynamic``, ``quantize`` and
 ``dequantize`` of a one-level scheme whose blocks are 1-D along the last dim (``B`` long), on a CPU kernel
 profile, for a non-empty tensor with (``quantize``, ``dequantize``) exactly one scale per block; and ``quantize``
 and ``dequantize`` of such a two-level scheme whose one-element global the group shares (the same bits): given the
@@ -46,7 +47,8 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
     """``(B, L)`` when ``case`` can be evaluated stacked with others of its scheme, else None: its blocks are
     ``B`` long along the last dim, and its tensor is stacked as rows of ``L`` elements (one block when the last
     dim is a whole number of blocks, else the whole last dim, partial block included)."""
-    if case.op not in OPS or "scheme" not in case.params or get_profile(profile).kernel != "cpu":
+    prof = get_profile(profile)
+    if case.op not in OPS or "scheme" not in case.params or prof.kernel != "cpu":
         return None
     try:
         scheme = QuantScheme.from_json(case.params["scheme"])
@@ -64,6 +66,8 @@ def stack_rows(case, profile: str) -> tuple[int, int] | None:
     main = case.inputs[_MAIN[case.op]]
     if main.ndim == 0 or main.size == 0:
         return None
+    if case.op == "quantize_dynamic" and prof.max_reshape_dims is not None and 2 * main.ndim > prof.max_reshape_dims:
+        return None  # its range splits every dim in two: past the backend's rank limit alone, not as stacked rows
     row = b if main.shape[-1] % b == 0 else main.shape[-1]
     if "scales" in case.inputs and case.inputs["scales"].size != main.size // row * -(-row // b):
         return None

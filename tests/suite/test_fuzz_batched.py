@@ -87,6 +87,20 @@ def test_a_group_whose_stacked_run_panics_is_left_to_each_case():
     assert batched.expectations(cases, profile, _as_case) == [None, None, None]
 
 
+def test_a_case_past_the_backends_rank_limit_is_left_to_itself():
+    """burn-ndarray's range reshapes a rank-4 tensor to 8 dims, past its 6 (ndarray.reshape_dims); as stacked rows
+    of rank 2 it would not panic (found by the CPU campaign of 2026-12-07, seed 20261214, quantize_dynamic case 84:
+    the fuzzer expected data where burn-ndarray panics)."""
+    profile = "burn-0.22.0-pre.3/ndarray"
+    scheme = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None,
+              "block": {"size": [2], "dtype": "UE4M3"}}
+    cases = [FuzzCase("quantize_dynamic", {"scheme": scheme}, {"x": np.zeros(shape, np.float32)})
+             for shape in ((3, 3, 2, 2), (2, 2, 2, 2), (4, 2))]
+    assert expect(_as_case(cases[0]), profile)["error"]["code"] == "ndarray.reshape_dims"
+    found = batched.expectations(cases, profile, _as_case)
+    assert found[:2] == [None, None]
+
+
 def test_stacked_groups_split_back_by_row():
     """Three cases of one scheme, two shapes (a whole number of blocks per row, and a partial last block): the two
     whole-block ones are one stacked run and get the per-case answers; the partial one, alone with its row length,
