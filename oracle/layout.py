@@ -19,7 +19,7 @@ from .errors import BurnPanic, UndefinedBehaviour, skipped_below, surfaced_at_re
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
-from .routes import ROUTES, check_matmul, float_, float_i8, route, values
+from .routes import ROUTES, check_matmul, float_, float_i8, requantize, route, values
 from .scheme import NATIVE
 from .support import fused_read
 from .stages import Stages
@@ -191,8 +191,15 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
     what a user expects the result to dequantize to."""
     held, upload = load_deferred(qt, profile)
     if upload is not None:  # the steps' own host-side panics come first; the read-back then meets the upload's
+        requantized = 0
         for s in steps:
+            requantized += isinstance(held, QTensor) and route(s, held, profile) is requantize
             held = step(held, s, profile)
+        if profile.upload_flushed_by_launches and requantized >= 2:
+            raise UndefinedBehaviour("wgpu copies the oversized upload when cubecl-wgpu's stream flushes: at the "
+                                     "read (its range assert), or inside the launch that fills the queue (32 tasks; "
+                                     "the read then reports that launch as torn down); two requantizing steps may "
+                                     "queue that many, and the oracle does not count launches")
         raise upload
     if stages is not None and all(s["op"] in PURE_MOVES for s in steps):
         try:

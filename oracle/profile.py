@@ -200,6 +200,12 @@ class Profile:
     oversized_upload_panic: str | None = _panic_code(None)
     """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
     written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    upload_flushed_by_launches: bool = _flag()
+    """wgpu copies a queued oversized upload (``oversized_upload_panic``) when cubecl-wgpu's stream flushes: at the
+    read, or inside the launch that fills the queue (``tasks_max``, 32), whose write scope cubecl-runtime then
+    records as ``TornDown`` (cubecl-runtime-0.11.3 src/server/base.rs:454-468) and the read reports instead of the
+    assert. Measured on 0.22.1 SPIR-V: one requantizing step never filled it, two did for a [5, 2, 1, 8] block and
+    not for a [8] one, three did for [8]; the oracle does not count launches, so two or more are undefined."""
     scales_read_as_input_dtype: bool = _flag()
     """The kernel views the given scales buffer as the input's float dtype (``ScalesView<F>``): f32 scales under
     an f16 input are reinterpreted, not converted (issue 9's prediction 2, measured on burn-wgpu; the CUDA model
@@ -404,7 +410,7 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",
                    "from_data_values", "from_data_checks", "dequantize_checks", "asserts_block_count",
                    "requires_two_level_global", "checks_qtensor", "asserts_whole_blocks", "empty_global_panic",
-                   "from_data_panic", "oversized_upload_panic", "empty_range_panic", "empty_max_panic",
+                   "from_data_panic", "oversized_upload_panic", "upload_flushed_by_launches", "empty_range_panic", "empty_max_panic",
                    "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce", "empty_matmul_panic"),
     "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",

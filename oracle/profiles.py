@@ -245,6 +245,7 @@ _WGPU_0_22_1_FUSED = _WGPU_0_22_1.with_(
 
 _VULKAN_0_22_1 = _VULKAN.with_(
     name="burn-0.22.1/vulkan",
+    upload_flushed_by_launches=True,  # measured: qlayout/fuzz/upload-flushed-by-launches
     description="burn-wgpu 0.22.1 `vulkan`, SPIR-V on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 "
                 "encoded as minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales; E2M1 "
                 "PackedNative refused by the launcher on every device (ties to even as Mesa rounds them)",

@@ -349,6 +349,15 @@ def _real_gpu_0_22_1():
              spec=("§5.4", "§4.1"),
              reason="the F16 twin of scale-cast-saturates-ue4m3: the cast to f16 rounds to nearest, so -70000 "
                     "becomes -inf (every code of its block 0) and -65519 becomes -65504 (measured on 0.22.1 SPIR-V)"),
+        _ql("qlayout/fuzz/upload-flushed-by-launches", scheme("Q4F", store=("PackedU32", 0), block=[5, 2, 1, 8],
+                                                                block_dtype="UE8M0"),
+            [{"op": "select", "dim": 1, "indices": [0, 0, 1, 0]}, {"op": "cat", "dim": 0, "copies": 1}],
+            np.arange(80).reshape(5, 2, 1, 8) % 15 - 7, [1.0], spec=("§7.4", "§9.1"),
+            reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261212, qlayout case 10461): the 4-bit "
+                   "codes' oversized upload is copied when cubecl-wgpu's stream flushes, and the two requantizing "
+                   "steps queue its 32 tasks (tasks_max) before the read, so the range assert panics inside a launch "
+                   "and the read reports it torn down (cubecl-runtime TornDown); with a [8] block two steps do not, "
+                   "three do: undefined there (upload_flushed_by_launches), the assert elsewhere"),
         case("quantize/fuzz/empty-block-tensor-holds-no-scales", "quantize",
              {"scheme": scheme("Q8F", block=[4]), "api": "backend"},
              {"x": f32(np.zeros((0, 4))), "scales": f32([1.75])}, spec=("§5.4",),

@@ -312,3 +312,24 @@ def test_a_packed_dim_carried_past_a_smaller_rank_wraps_in_q_reshape():
         raises("cubecl.reshape_packed_dim_index", "index out of bounds: the len is 1 but the index is "
                "18446744073709551615", run_steps, held, [{"op": "transpose"}, {"op": "reshape", "shape": [8]}],
                get_profile(profile))
+
+
+def test_an_oversized_upload_meets_its_assert_at_the_read_unless_launches_may_flush_it_first():
+    """Q4F codes written one byte per value overflow the packed words' buffer: wgpu's range assert fires when the
+    queued copy is flushed. Measured on 0.22.1 SPIR-V (docs/findings.md, qlayout case 10461): after one
+    requantizing step the read flushes it (the assert); after two, cubecl-wgpu's 32-task queue may fill inside a
+    launch, which the read then reports as torn down, depending on how many kernels the steps launch."""
+    scheme = (Q8S.with_value(QuantValue.Q4F).with_store(o.QuantStore.packed_u32(0))
+              .per_block([5, 2, 1, 8], ScaleDtype.UE8M0))
+    qt = o.QTensor((np.arange(80) % 15 - 7).astype(np.int8).reshape(5, 2, 1, 8), np.ones(1, np.float32), None, scheme)
+    select = {"op": "select", "dim": 1, "indices": [0, 0, 1, 0]}
+    cat, swap, mul = {"op": "cat", "dim": 0, "copies": 1}, {"op": "swap_dims", "dims": [0, 1]}, {
+        "op": "mul_scalar", "value": 2.0}
+    for steps in ([select], [cat], [select, swap], [select, mul, cat]):
+        raises("wgpu.write_range", "provided range was outside slice", run_steps, qt, steps, get_profile(VULKAN))
+    for steps in ([select, cat], [select, swap, cat], [cat, cat]):
+        with pytest.raises(o.UndefinedBehaviour, match="32 tasks"):
+            run_steps(qt, steps, get_profile(VULKAN))
+    f32_scales = o.QTensor(qt.codes, qt.scales, None, scheme.per_block([5, 2, 1, 8], ScaleDtype.F32))
+    raises("wgpu.write_range", "provided range was outside slice", run_steps, f32_scales, [select, cat],
+           get_profile(PRE3_VULKAN))  # not measured there (UE8M0 is 0.22's): the read's assert, as before
