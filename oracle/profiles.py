@@ -335,8 +335,8 @@ class Campaign:
     """Cases that diverged, all ops together (undefined and not-applicable cases are not divergences)."""
     note: str = ""
     then: tuple[Campaign, ...] = ()
-    """Later runs on the same binary that extend the campaign to ops it did not draw (an op that joined the default
-    set afterwards), each with its own seed, date and oracle commit."""
+    """Later runs on the same binary, each with its own seed, date and oracle commit: ops that joined the default set
+    afterwards, an op again after its strategies changed, or every op again with a newer fuzzer."""
 
     def __post_init__(self):
         if any(run.binary != self.binary for run in self.then):
@@ -470,10 +470,37 @@ def _float_ops_runs(binary: str) -> tuple[Campaign, ...]:
                  for seed, date, commit, judged in _FLOAT_OPS_RUNS)
 
 
+# Every default op again on each CPU build, 2026-12-07 (docs/fuzzing.md, "Proving campaigns"): seed 20261214, 20,000
+# cases of each op (scripts/fuzz-campaign.sh, --exact-burn), after the fuzzer learned every clamp bound form, the GPU
+# topk and burn's accidents; judged by the oracle at e274ff4. Per build: the undefined cases skipped.
+_SWEEP_2026_12_07 = {
+    "qconform-burn-pre3-ndarray": "qlayout 49 and float_ops 1,782 undefined (skipped)",
+    "qconform-burn-pre3-flex": "qlayout 42 and float_ops 2,011 undefined (skipped)",
+    "qconform-burn-0_22_1-ndarray": "qlayout 41 and float_ops 1,766 undefined (skipped)",
+    "qconform-burn-0_22_1-flex": "qlayout 33 and float_ops 1,689 undefined (skipped)",
+    "qconform-burn-0_23_0_pre_1-flex": "qlayout 33 and float_ops 2,046 undefined (skipped)",
+}
+_SWEEP_NOTE = "every default op again with the fuzzer of 2026-12-07; {judged}; {packing}"
+_NDARRAY_RERUN = ("again after the fuzzer stopped stacking a rank past ndarray's limit as rows: the first run's 45 "
+                  "(pre3) and 48 (0.22.1) diverging cases were the fuzzer's, which expected data where burn-ndarray "
+                  "panics (ndarray.reshape_dims) and so does the oracle case by case")
+
+
+def _sweep_2026_12_07(binary: str) -> tuple[Campaign, ...]:
+    packing = ("pack_u32 8,808 and unpack_u32 15,540 judged, the rest not applicable" if "0_23" not in binary
+               else "every case of every op judged but the undefined")
+    note = _SWEEP_NOTE.format(judged=_SWEEP_2026_12_07[binary], packing=packing)
+    if "ndarray" not in binary:
+        return (Campaign(20261214, 20_000, _DEFAULT_OPS, "2026-12-07", binary, "e274ff4", 0, note),)
+    ops = tuple(op for op in _DEFAULT_OPS if op != "quantize_dynamic")
+    return (Campaign(20261214, 20_000, ops, "2026-12-07", binary, "e274ff4", 0, note),
+            Campaign(20261214, 20_000, ("quantize_dynamic",), "2026-12-07", binary, "831141a", 0, _NDARRAY_RERUN))
+
+
 def _campaign_2026_12_01(binary: str, judged: str = _CPU_JUDGED) -> Campaign:
     return Campaign(20261201, 20_000, _DEFAULT_OPS_2026_12_01, "2026-12-01", binary, "176770b", 0,
                     _CAMPAIGN_NOTE.format(judged=judged),
-                    then=_float_ops_runs(binary))
+                    then=_float_ops_runs(binary) + _sweep_2026_12_07(binary))
 
 
 
