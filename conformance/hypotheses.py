@@ -68,7 +68,7 @@ PHRASES = {
     ("scale_rounding", "down"): "scale rounded down instead of up",
     ("scale_rounding", "down_in_subnormals"): "scale rounded down in the scale dtype's subnormal range (up elsewhere)",
     ("scale_rounding", "unrounded"): "scale not rounded to the scale dtype",
-    ("scale_rounding", "ocp_mx"): "the OCP MX shared scale 2^(floor(log2(amax)) - emax_elem) (OCP MX v1.0, section 6.3), "
+    ("shared_scale", "ocp_mx"): "the OCP MX shared scale 2^(floor(log2(amax)) - emax_elem) (OCP MX v1.0, section 6.3), "
                                   "where burn rounds amax / max_elem up to a power of two (one UE8M0 step higher "
                                   "when amax's significand exceeds max_elem's)",
     ("scale_source", "unrounded"): "divided by the unrounded scale, which is rounded only when stored",
@@ -82,7 +82,8 @@ PHRASES = {
 FAMILIES = {"tie": "tie-breaking rule", "minifloat_tie": "tie-breaking rule", "division": "division",
             "clamp": "clamping", "zero_scale": "zero-scale guard",
             "nan_code": "NaN code", "scale_rounding": "scale rounding", "scale_source": "scale used for the codes",
-            "scale_arithmetic": "scale arithmetic", "float_codes": "minifloat codes"}
+            "scale_arithmetic": "scale arithmetic", "float_codes": "minifloat codes",
+            "shared_scale": "MX shared scale rule"}
 
 
 def phrase(field: str, value: str) -> str:
@@ -435,7 +436,7 @@ def scale_models(vector, judged, got: np.ndarray) -> list[tuple[Alternative, np.
             out.append((_scale_rounding(value), np.where(decided, predicted, burns).astype(np.float32)))
     ocp = _ocp_mx(vector, exp, scheme, burns)
     if ocp is not None:
-        out.append((_scale_rounding("ocp_mx"), ocp))
+        out.append((Alternative("shared_scale: ocp_mx", "shared_scale", phrase("shared_scale", "ocp_mx")), ocp))
     return out
 
 
