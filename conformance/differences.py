@@ -54,6 +54,7 @@ def classify(name: str, want: np.ndarray, got: np.ndarray, vector, scaled: np.nd
         dtype = _scale_dtype(name, vector)
         if name == "scales" and dtype is not None:  # before the steps: it names the case, they only measure it
             out += _guarded(w32, g32, dtype, n)
+            out += _no_zero(w32, g32, dtype, n)
         if dtype is not None:
             out += _scale_steps(name, w32, g32, dtype, n)
         if name == "global" and dtype is ScaleDtype.F32:
@@ -171,6 +172,15 @@ def _guarded(w, g, dtype: ScaleDtype, n: int) -> list[dict]:
     return [{"class": "scale-guard", "text": f"scales: burn stores its guard value {guard:g} where the backend does "
                                              "not: a scale that is 0, negative, NaN or infinite becomes it (§5.3; "
                                              "e.g. 2·amax overflowing f32)", "elements": n}]
+
+
+def _no_zero(w, g, dtype: ScaleDtype, n: int) -> list[dict]:
+    """Every differing scale is 0 where burn stores UE8M0's smallest value: E8M0 has no zero (code 0 is 2^-127),
+    so a zero scale is held as that."""
+    if dtype is not ScaleDtype.UE8M0 or not (g == 0).all() or not (w == np.float32(2.0**-127)).all():
+        return []
+    return [{"class": "ue8m0-no-zero", "text": "scales: 0 where burn stores 2^-127, UE8M0's smallest value (E8M0 "
+                                                "has no zero: a zero scale is held as code 0)", "elements": n}]
 
 
 def _global(w, g, n: int) -> list[dict]:
