@@ -200,6 +200,11 @@ class Profile:
     oversized_upload_panic: str | None = _panic_code(None)
     """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
     written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
+    outer_packed_presented: bool = _flag()
+    """burn-cubecl 0.23 stores a tensor packed along an outer axis with that axis swapped innermost and presents it
+    swapped back (``ops/qtensor.rs:70-101``); the quantize kernel's scale layout walks the presented word grid
+    with its last dim times ``nq`` (cubek-quant-0.4.0-pre.1 src/layout/scales.rs:218-252), so a block scheme's
+    scales are read and written through that walk (``quantize._presented_word_grid``)."""
     upload_flushed_by_launches: bool = _flag()
     """wgpu copies a queued oversized upload (``oversized_upload_panic``) when cubecl-wgpu's stream flushes: at the
     read, or inside the launch that fills the queue (``tasks_max``, 32), whose write scope cubecl-runtime then
@@ -410,7 +415,7 @@ CONCERNS: dict[str, tuple[str, ...]] = {
     "acceptance": ("input_dtypes", "output_dtypes", "quantize_checks", "tensor_values", "block_values",
                    "from_data_values", "from_data_checks", "dequantize_checks", "asserts_block_count",
                    "requires_two_level_global", "checks_qtensor", "asserts_whole_blocks", "empty_global_panic",
-                   "from_data_panic", "oversized_upload_panic", "upload_flushed_by_launches", "empty_range_panic", "empty_max_panic",
+                   "from_data_panic", "oversized_upload_panic", "upload_flushed_by_launches", "outer_packed_presented", "empty_range_panic", "empty_max_panic",
                    "max_reshape_dims", "reshape_dims_panic", "dims_limit_on_reduce", "empty_matmul_panic"),
     "bytes": ("value_layout", "validates_data_length", "rewrites_to_dequantize", "stores_as_native", "keeps_extra_scales",
               "writes_bytes_at_quantize", "writes_packed_words", "observes_through_bytes", "packed_words_row_major",

@@ -277,6 +277,7 @@ _GPU_0_23_0_PRE_1 = dict(
     # outer packed axis through QuantScheme::swap_dims (qtensor.rs:97-99) where 0.22.1 rewrote the scheme
     # (packed_innermost, burn-cubecl-0.22.1 src/ops/qtensor.rs:84-97)
     packed_outer_reads_memory_order=False,
+    outer_packed_presented=True,  # burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:70-101
 )
 
 _WGPU_0_23_0_PRE_1 = _WGPU_0_22_1.with_(

@@ -365,7 +365,8 @@ def _unit_scale_index(x: np.ndarray, scheme: QuantScheme, layout: BlockLayout, g
         native_vector_width(x.shape, x.dtype.itemsize, profile)
     size, n = scheme.block_size(), x.size
     starts = np.arange(0, n, width)
-    read = kernel_scale_index(starts, x.shape, size, given)
+    walked = _presented_word_grid(x.shape, scheme) if profile.outer_packed_presented else None
+    read = kernel_scale_index(starts, walked or x.shape, size, given)
     blocks = layout.blocks_of(np.arange(n)).reshape(-1, width) if n % width == 0 else None
     if blocks is None or (blocks != blocks[:, :1]).any():
         raise UndefinedBehaviour("a kernel unit spans two blocks: a block's scale is read or written by another")
@@ -374,12 +375,53 @@ def _unit_scale_index(x: np.ndarray, scheme: QuantScheme, layout: BlockLayout, g
         if index[b] not in (-1, r):
             raise UndefinedBehaviour(f"block {b}'s units read different scales: their scale writes race")
         index[b] = r
-    elected = kernel_block_start(starts, x.shape, size, given)
+    elected = kernel_block_start(starts, walked or x.shape, size, given)
     if index.min(initial=0) < 0 or not np.isin(np.arange(index.size), blocks[elected, 0]).all():
         raise UndefinedBehaviour("no kernel unit writes some block's scale: it is uninitialized memory")
+    if walked is not None:
+        _check_presented_writes(starts[elected], blocks[elected, 0], walked, x.shape, scheme, layout)
     if index.size and index.max() >= math.prod(given):
         raise UndefinedBehaviour("the kernel reads past the given scales")
     return index
+
+
+def _presented_word_grid(shape: tuple[int, ...], scheme: QuantScheme) -> tuple[int, ...] | None:
+    """burn-cubecl 0.23 stores a tensor packed along an outer axis with that axis swapped innermost and presents it
+    swapped back (``outer_packed_presented``): the kernel's scale layout walks the presented word grid (the shape
+    with the packed axis in words) with its *last* dim times ``nq`` (cubek-quant-0.4.0-pre.1
+    src/layout/scales.rs:218-252), whatever the packed axis. None for a store packed along the last dim."""
+    if scheme.store.kind != "PackedU32" or scheme.store.dim == 0 or not shape:
+        return None
+    axis, nq = len(shape) - 1 - scheme.store.dim, scheme.num_quants()
+    words = list(shape)
+    words[axis] //= nq
+    words[-1] *= nq
+    return tuple(words)
+
+
+def _check_presented_writes(starts: np.ndarray, blocks: np.ndarray, walked: tuple[int, ...], shape: tuple[int, ...],
+                            scheme: QuantScheme, layout: BlockLayout) -> None:
+    """Each elected unit writes its scale through the output's scale tensor, the stored one (block dims swapped
+    with the axes) presented swapped back, walked over ``walked``: where that is not its block's own slot, or past
+    the buffer, the stored scales are not the blocks' (measured on both 0.23 lean builds: a [4] block of an [8, 8]
+    tensor packed along dim 0 wrote 4 of its 16 scales)."""
+    rank, axis = len(shape), len(shape) - 1 - scheme.store.dim
+    order = list(range(rank))
+    order[axis], order[-1] = order[-1], order[axis]
+    stored_grid = [layout.blocks[d] for d in order]
+    stored_strides = [math.prod(stored_grid[d + 1:]) for d in range(rank)]
+    presented = [stored_strides[order.index(d)] for d in range(rank)]
+    extents = scheme.block_size().to_dim_vec(rank)
+    offs, written = np.asarray(starts, np.int64), np.zeros(len(starts), np.int64)
+    for dim in reversed(range(rank)):
+        offs, local = np.divmod(offs, walked[dim])
+        written += local // extents[dim] * presented[dim]
+    coords = np.stack(np.unravel_index(blocks, layout.blocks)) if len(blocks) else np.zeros((rank, 0), np.int64)
+    own = (coords * np.asarray(presented)[:, None]).sum(axis=0)
+    if not np.array_equal(written, own):
+        raise UndefinedBehaviour("the kernel writes block scales through the presented word grid of a tensor packed "
+                                 "along an outer axis, not into each block's own slot: some are never written, "
+                                 "some written past the buffer")
 
 
 def _strided_scale_index(layout: BlockLayout, given: tuple[int, ...]) -> np.ndarray:

@@ -120,3 +120,19 @@ def test_an_empty_two_level_tensor_keeps_a_fresh_global():
         with pytest.raises(o.UndefinedBehaviour):
             o.quantize(np.zeros((0, 1, 1, 1, 1), np.float32), scheme, np.zeros(0, np.float32),
                        np.ones(1, np.float32), profile=profile)
+
+
+def test_block_scales_of_a_tensor_packed_along_an_outer_axis_are_walked_over_the_presented_word_grid():
+    """[8, 8] Q8S PackedU32(1), blocks [4] (i.e. [1, 4]): the output is the stored [8, 2]-word tensor presented as
+    [2, 8] words, and the scale layout walks [2, 8 * 4] (scales.rs:218-252). Word n (values 4n..4n+3, block n) reads
+    scale (4n // 32) * 2 + (4n % 32) // 4: blocks 8..15 read scales 2..9. Its write goes to (4n // 32) * 1 +
+    ((4n % 32) // 4) * 8 of the stored [2, 8] grid presented with strides [1, 8]: slots 0, 8, 1, 9 for words 0, 1, 8,
+    9, the other 12 words past the 16 scales (measured: 4 of 16 written, the rest whatever memory held)."""
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) - 30
+    outer = Q8S.with_store(o.QuantStore.packed_u32(1))
+    for profile in (WGPU, VULKAN):
+        with pytest.raises(o.UndefinedBehaviour, match="presented word grid"):
+            o.quantize_dynamic(x, outer.per_block([4], ScaleDtype.F32), profile=profile)
+        o.quantize_dynamic(x, outer.per_tensor(ScaleDtype.F32), profile=profile)  # one scale: no walk
+        o.quantize_dynamic(x, PACKED.per_block([4], ScaleDtype.F32), profile=profile)  # packed along the last dim
+    o.quantize_dynamic(x, outer.per_block([4], ScaleDtype.F32), profile=OLD_VULKAN)  # 0.22.1 rewrote the scheme
