@@ -512,8 +512,9 @@ def _quantize_view_2026_12_06(binary: str, commit: str, diverging: int = 0, note
 
 
 _OUTER_PACKED_0_23 = ("2 diverging, both a per-block tensor quantized into PackedU32 along an outer axis (cubek-quant "
-                      "0.4.0-pre.1's scale layout; not modelled: docs/findings.md, \"Still open on 0.23.0-pre.1's GPU "
-                      "route\")")
+                      "0.4.0-pre.1's scale layout; modelled since, 2026-12-07: outer_packed_presented, undefined where "
+                      "the kernel's scale writes miss their blocks' slots; docs/findings.md, \"Still open on "
+                      "0.23.0-pre.1's GPU route\")")
 
 EVIDENCE: dict[str, Evidence] = {
     "burn-0.22.0-pre.3/ndarray": Evidence(
@@ -645,7 +646,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1775 vectors: 1536 passed, 239 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1784 vectors: 1545 passed, 239 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -676,7 +677,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1775 vectors: 1468 passed, 307 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn; on "
+        "1784 vectors: 1473 passed, 311 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "
