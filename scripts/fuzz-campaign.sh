@@ -5,8 +5,9 @@
 #
 #   scripts/fuzz-campaign.sh BINARY [SEED] [CASES] [OUT]      (defaults: seed 20261201, 20000 cases, out/campaign)
 #
-# Long (about 20 minutes per CPU build on a quiet core): run it under nice. FUZZ_TIMEOUT=S sets the per-case timeout
-# (a default-feature build's autotune benchmarks its first matmuls past the 30 s default).
+# About 5 minutes per CPU build (2026-12-07, two builds side by side on this 2-core machine); run it under nice.
+# FUZZ_TIMEOUT=S sets the per-case timeout (a default-feature build's autotune benchmarks its first matmuls past
+# the 30 s default).
 set -euo pipefail
 bin=$1; seed=${2:-20261201}; cases=${3:-20000}; out=${4:-out/campaign}
 py=${PYTHON:-.venv/bin/python}
