@@ -133,14 +133,29 @@ def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
-    return requantized_by(lambda h: float_(s, h, profile, in_backend=True), held, profile)
+    return requantized_by(lambda h: float_(s, h, profile, in_backend=True), held, profile,
+                          strides=_float_view_strides(s, held, profile))
 
 
-def requantized_by(float_op, held: QTensor, profile: Profile) -> QTensor:
-    """``quantize_dynamic`` of ``float_op(held)`` under the held scheme; undefined values requantize into an undefined
-    tensor, after ``quantize_dynamic``'s host-side checks on their shape (``float_op`` sees :func:`stand_in`)."""
-    out = quantize_dynamic(float_op(stand_in(held)), held.scheme, profile=profile)
+def requantized_by(float_op, held: QTensor, profile: Profile, strides: tuple[int, ...] | None = None) -> QTensor:
+    """``quantize_dynamic`` of ``float_op(held)`` under the held scheme (a device view with ``strides``, where the
+    float op gives one); undefined values requantize into an undefined tensor, after ``quantize_dynamic``'s
+    host-side checks on their shape (``float_op`` sees :func:`stand_in`)."""
+    out = quantize_dynamic(float_op(stand_in(held)), held.scheme, profile=profile, strides=strides)
     return out if held.undefined is None else replace(out, undefined=FROM_UNDEFINED)
+
+
+def _float_view_strides(s: dict, held: QTensor, profile: Profile) -> tuple[int, ...] | None:
+    """burn-cubecl repeats a dim of size 1 as a view, its stride set to 0 (burn-cubecl-0.22.1
+    src/kernel/index/repeat_dim.rs:47-53), which the requantization then reads through its strides (found by
+    fuzzing 0.22.1 SPIR-V, float_ops seed 20261213 case 816: the view's innermost stride 0 reads one element per
+    unit, so no vector width meets the block's last extent). None: a contiguous result."""
+    shape = held.codes.shape
+    if not (profile.strided_views and s["op"] == "repeat_dim" and shape[s["dim"]] == 1):
+        return None
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    strides[s["dim"]] = 0
+    return tuple(strides)
 
 
 class Refusal:

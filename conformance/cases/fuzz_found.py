@@ -349,6 +349,13 @@ def _real_gpu_0_22_1():
              spec=("§5.4", "§4.1"),
              reason="the F16 twin of scale-cast-saturates-ue4m3: the cast to f16 rounds to nearest, so -70000 "
                     "becomes -inf (every code of its block 0) and -65519 becomes -65504 (measured on 0.22.1 SPIR-V)"),
+        _ql("qlayout/fuzz/repeat-unit-dim-is-a-view", scheme("Q8S", block=[4, 1]),
+            [{"op": "repeat_dim", "dim": 1, "times": 4}], [[-7], [3], [5], [127], [-2], [9], [0], [64]], [0.5, 0.25],
+            spec=("§9.1", "§5.4"),
+            reason="found by fuzzing burn 0.22.1's SPIR-V binary (seed 20261213, float_ops case 816): burn-cubecl "
+                   "repeats a dim of size 1 as a view with stride 0 (kernel/index/repeat_dim.rs:47-53), so the "
+                   "requantization reads [8, 4] one element per unit and the block's last extent 1 passes the vector "
+                   "check that a contiguous [8, 4] (width 4) fails"),
         _ql("qlayout/fuzz/upload-flushed-by-launches", scheme("Q4F", store=("PackedU32", 0), block=[5, 2, 1, 8],
                                                                 block_dtype="UE8M0"),
             [{"op": "select", "dim": 1, "indices": [0, 0, 1, 0]}, {"op": "cat", "dim": 0, "copies": 1}],

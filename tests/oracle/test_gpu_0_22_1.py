@@ -333,3 +333,17 @@ def test_an_oversized_upload_meets_its_assert_at_the_read_unless_launches_may_fl
     f32_scales = o.QTensor(qt.codes, qt.scales, None, scheme.per_block([5, 2, 1, 8], ScaleDtype.F32))
     raises("wgpu.write_range", "provided range was outside slice", run_steps, f32_scales, [select, cat],
            get_profile(PRE3_VULKAN))  # not measured there (UE8M0 is 0.22's): the read's assert, as before
+
+
+def test_a_repeated_unit_dim_is_a_stride_0_view_that_the_requantization_reads_element_by_element():
+    """burn-cubecl's repeat_dim of a dim of size 1 sets its stride to 0 (kernel/index/repeat_dim.rs:47-53): the
+    requantization of [8, 1] -> [8, 4] reads a view whose innermost stride is 0, one element per unit, so a block
+    [4, 1] (last extent 1) passes the vector check that the same values, contiguous, fail (width 4)."""
+    scheme = Q8S.per_block([4, 1], ScaleDtype.F32)
+    qt = o.QTensor(np.array([[-7], [3], [5], [127], [-2], [9], [0], [64]], np.int8), np.array([0.5, 0.25], np.float32),
+                   None, scheme)
+    x, held = run_steps(qt, [{"op": "repeat_dim", "dim": 1, "times": 4}], get_profile(VULKAN))
+    assert held.codes.shape == (8, 4) and (held.codes == held.codes[:, :1]).all()
+    contiguous = np.repeat(o.dequantize(qt, profile=VULKAN), 4, axis=1)
+    raises("cubecl.block_divisibility", "Block size must be divisible by 4, got block_size=1",
+           o.quantize_dynamic, contiguous, scheme, profile=VULKAN)
