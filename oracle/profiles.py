@@ -659,7 +659,10 @@ EVIDENCE: dict[str, Evidence] = {
                                               "claimed since"),
                        _quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-wgpu", "5be7e02", 2,
                                                  _OUTER_PACKED_0_23 + "; at 517c9b8 a third, WGSL's vector width "
-                                                 "(modelled since)"))),
+                                                 "(modelled since)"),
+                       Campaign(20261212, 20_000, ("quantize_view",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu",
+                                "e0f9f4d", 0, "again after the outer-packed class was modelled: 19,964 judged, 7 "
+                                              "undefined (skipped), 29 not applicable, 305 s"))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
