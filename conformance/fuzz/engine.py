@@ -235,6 +235,7 @@ class Fuzzer:
                 if marked is not None:  # judged again, on the same answer, as the suite's vector would be
                     self.runner.backend.again(case.inputs)
                     verdict = self.runner.run_vector(marked)
+                    self.runner.backend.waiting.pop(id(case.inputs), None)  # unread when declined: never reused
         if verdict.status != FAILED or verdict.kind in FAULT_KINDS:
             return verdict, None
         return verdict, signature(vector, verdict)
