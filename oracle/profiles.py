@@ -625,7 +625,16 @@ EVIDENCE: dict[str, Evidence] = {
                                 "dim past a reshape's rank (1, modelled since), F16 scales, codes, a deferred "
                                 "failure, a global scale of inf where the oracle gives NaN (1 each), and one that "
                                 "matches the CUDA profile: the rest open (docs/findings.md, \"Open on 0.22.1 "
-                                "SPIR-V\")"))),
+                                "SPIR-V\")"),
+                       Campaign(20261213, 5_000, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "831141a", 1,
+                                "3,369 judged, 893 undefined (skipped), 737 not applicable, 3,437 s beside other runs; "
+                                "the one diverging case (816, a repeated unit dim) modelled since (5fdc571)"),
+                       Campaign(20261212, 6_016, ("qlayout",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "831141a", 0,
+                                "stopped after 6,016 of 20,000 cases (3,553 s beside other runs): 5,013 judged, 460 "
+                                "undefined (skipped), 542 not applicable, 1 fault (the SIGSEGV of case 1873 again); "
+                                "case 10461 undefined since the upload-flush model"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
@@ -691,7 +700,11 @@ EVIDENCE: dict[str, Evidence] = {
                                 "32ed27f", 0, "543 judged, 131 undefined (skipped), 126 not applicable, with fp8 NaN "
                                               "and inf codes and sqrt of negative values"),
                        _quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-vulkan", "517c9b8", 2,
-                                                 _OUTER_PACKED_0_23))),
+                                                 _OUTER_PACKED_0_23),
+                       Campaign(20261212, 17_664, ("quantize_view",), "2026-12-07",
+                                "qconform-burn-0_23_0_pre_1-vulkan", "5fdc571", 0,
+                                "stopped after 17,664 of 20,000 (1,171 s beside other runs): 15,887 judged, 136 "
+                                "undefined (skipped), 1,641 not applicable; after the outer-packed model"))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
 }
 
