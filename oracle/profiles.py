@@ -634,7 +634,12 @@ EVIDENCE: dict[str, Evidence] = {
                                 "831141a", 0,
                                 "stopped after 6,016 of 20,000 cases (3,553 s beside other runs): 5,013 judged, 460 "
                                 "undefined (skipped), 542 not applicable, 1 fault (the SIGSEGV of case 1873 again); "
-                                "case 10461 undefined since the upload-flush model"))),
+                                "case 10461 undefined since the upload-flush model"),
+                       Campaign(20261212, 17_408, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "5fdc571", 0,
+                                "stopped after 17,408 of 20,000 (2,966 s): 11,986 judged, 2,893 undefined "
+                                "(skipped), 2,529 not applicable; the stream moved since 5be7e02 (clamp bounds), so "
+                                "the open classes of that run were not drawn again"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
