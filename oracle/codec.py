@@ -239,12 +239,8 @@ class PackedLines:
         return scheme
 
     def device_values(self, qtensor: QTensor, prof: Profile) -> np.ndarray:
-        """What a GPU's value buffer hands ``q_into_data``: the padded lines themselves (see :meth:`uploaded`), as
-        the quantize kernel filled them where it wrote words by values (``QTensor.words_by_values``)."""
-        codes, scheme = np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme
-        if qtensor.words_by_values:
-            codes = _lines_of_value_words(codes, scheme)
-        return self.write(codes, scheme)
+        """What a GPU's value buffer hands ``q_into_data``: the padded lines themselves (see :meth:`uploaded`)."""
+        return self.write(np.asarray(qtensor.codes, dtype=np.int8), qtensor.scheme)
 
     def scale_order(self, shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray | None:
         return block_scale_order(shape, scheme)
@@ -267,22 +263,6 @@ class PackedLines:
         scheme = QuantScheme.default().with_value(value).with_store(QuantStore.packed_u32(0))
         _check_values_length(words.size * 4, (numel,), scheme, self.value_bytes((numel,), scheme))
         return unpack_lines(words.astype("<u4").view(np.uint8), (numel,), self.lines((numel,), scheme), scheme)
-
-
-def _lines_of_value_words(codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
-    """The codes as the packed lines hold them when word ``n`` of the word grid (the shape with the packed axis in
-    words, row-major) holds the row-major values ``n * nq ..``: its value ``t`` sits at that word's own position,
-    ``t`` along the packed axis."""
-    nq, axis = scheme.num_quants(), codes.ndim - 1 - scheme.store.dim
-    words = list(codes.shape)
-    words[axis] //= nq
-    grid = np.array(np.unravel_index(np.arange(math.prod(words)), words))
-    lines, values = np.empty_like(codes), codes.reshape(-1, nq)
-    for t in range(nq):
-        at = grid.copy()
-        at[axis] = grid[axis] * nq + t
-        lines[tuple(at)] = values[:, t]
-    return lines
 
 
 def _check_values_length(actual: int, shape: tuple[int, ...], scheme: QuantScheme, expected: int) -> None:

@@ -201,9 +201,9 @@ class Profile:
     """The panic when ``q_from_data`` uploads more value bytes than the device buffer holds (4/2-bit PackedU32 codes
     written one byte per value): wgpu's bounds assert; None: not observed (the CUDA profile assumes the codes load)."""
     outer_packed_presented: bool = _flag()
-    """burn-cubecl 0.23 stores a tensor packed along an outer axis with that axis swapped innermost and presents it
-    swapped back (``ops/qtensor.rs:70-101``); the quantize kernel's scale layout walks the presented word grid
-    with its last dim times ``nq`` (cubek-quant-0.4.0-pre.1 src/layout/scales.rs:218-252), so a block scheme's
+    """burn-cubecl 0.22.1 and 0.23 store a tensor packed along an outer axis with that axis swapped innermost and
+    present it swapped back (``ops/qtensor.rs:70-101``); the quantize kernel's scale layout walks the presented word
+    grid with its last dim times ``nq`` (cubek-quant-0.4.0-pre.1 src/layout/scales.rs:218-252, 0.3.1's the same file), so a block scheme's
     scales are read and written through that walk (``quantize._presented_word_grid``)."""
     upload_flushed_by_launches: bool = _flag()
     """wgpu copies a queued oversized upload (``oversized_upload_panic``) when cubecl-wgpu's stream flushes: at the

@@ -176,6 +176,7 @@ _GPU_0_22_1 = dict(
     float_codes="kernel_codecs",  # cubek-quant-0.3.1 quantize.rs:34-49, :144-155; dequantize.rs:123-131
     read_failure="returns_unwritten",  # cubecl-runtime-0.11.3 src/server/base.rs:466-513
     stores_packed_axis_innermost=True,  # burn-cubecl-0.22.1 src/ops/qtensor.rs:70-121
+    outer_packed_presented=True,  # the same kernels and scale layout as 0.23's (cubek-quant 0.3.1 = 0.4.0-pre.1 there)
     checkpoint_reader="ranges_first",  # burn-pack-0.22.1 src/reader.rs:112-133, :286-312
     packed_words_row_major=False,  # stored with the packed axis innermost, the words are read as meant (measured)
     contiguity_ignores_unit_dims=True,  # burn-std-0.22.1 src/tensor/mod.rs:36-56

@@ -27,11 +27,6 @@ class QTensor:
     ``codes.transpose(argsort(memory_axes))``); permutes only permute the strides. ``None``: row-major in the
     current shape (the identity)."""
 
-    words_by_values: bool = False
-    """Quantized on the GPU into a PackedU32 store packed along an outer axis: the kernel wrote word ``n`` of the
-    word grid (the shape with the packed dim divided into words, row-major) from the row-major values ``n * nq`` to
-    ``n * nq + nq - 1``, not from that word's own packed line (``codec.into_data`` reads the words back)."""
-
     scale_rank: int | None = None
     """A GPU tensor's scale tensor's rank where ``q_reshape`` kept its shape (a 1-D block longer than the new last
     dim, burn-cubecl-0.22.1 ``ops/base.rs:411-425``); ``None``: the block grid's, the tensor's own rank."""

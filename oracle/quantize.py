@@ -161,9 +161,30 @@ def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sca
         stages.rounded_scales, stages.global_scale, stages.effective_scales = held, glob, effective
         stages.scaled = np.array(v, dtype=np.float32).reshape(x.shape)
         codes = stages.codes = encode(v, scheme, profile).reshape(x.shape)
-    qt = _finish(codes.reshape(x.shape), scheme, held, glob, profile)
-    qt.words_by_values = kernel.words_by_values and scheme.store.kind == "PackedU32" and scheme.store.dim != 0
-    return qt
+    codes = codes.reshape(x.shape)
+    if kernel.words_by_values and scheme.store.kind == "PackedU32" and scheme.store.dim != 0:
+        codes = _placed_by_words(codes, scheme)
+    return _finish(codes, scheme, held, glob, profile)
+
+
+def _placed_by_words(codes: np.ndarray, scheme: QuantScheme) -> np.ndarray:
+    """Where the packed kernel's words put each code of a store packed along an outer axis (``Kernel.words_by_values``):
+    word ``n`` of the word grid (the shape with the packed axis in words, row-major) holds the row-major codes
+    ``n * nq ..``, its code ``t`` at that word's own position, ``t`` along the packed axis. Every later reader of the
+    device's tensor sees them there: its read-back and its dequantize alike (measured on 0.22.1 SPIR-V and 0.23 WGSL:
+    a per-tensor Q8S ``PackedU32(1)`` ``[8, 8]`` holding 0..63 dequantizes to ``[[0, 4, 8, ...], [1, 5, 9, ...]]``)."""
+    nq, axis = scheme.num_quants(), codes.ndim - 1 - scheme.store.dim
+    if codes.shape[axis] % nq:  # a partial word: the measured builds refuse it at the launch ("Can't store in u32")
+        return codes
+    words = list(codes.shape)
+    words[axis] //= nq
+    grid = np.array(np.unravel_index(np.arange(math.prod(words)), words))
+    placed, values = np.empty_like(codes), codes.reshape(-1, nq)
+    for t in range(nq):
+        at = grid.copy()
+        at[axis] = grid[axis] * nq + t
+        placed[tuple(at)] = values[:, t]
+    return placed
 
 
 def _spread(grid: np.ndarray, layout, scheme: QuantScheme, profile: Profile) -> np.ndarray:
@@ -494,7 +515,7 @@ class Kernel:
     words_by_values: bool
     """The packed kernel fills output word ``n`` (through the output's linear view) from the input's row-major values
     ``n * num_quants ..``, whatever the packed dim (cubek-quant-0.4.0-pre.1 src/quantize.rs:223-283, 0.3.1 alike):
-    ``QTensor.words_by_values``."""
+    ``_placed_by_words``."""
 
 
 KERNELS = KERNEL.steps({"cpu": Kernel(_admit_cpu, _cpu_operands, _as_is, False),

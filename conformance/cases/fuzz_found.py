@@ -590,4 +590,11 @@ def _real_gpu_0_23():
              reason="the same for 8-bit codes, four a word: the word grid is [2, 8], so x[0, 1] and x[0, 2] (word 0) "
                     "read back at [1, 0], [2, 0] and x[3, 5] (word 7, the grid's [0, 7], memory word 14) at [1, 7]; "
                     "Q4S and E2M1 on this [8, 8] read back transposed (measured on WGSL)"),
+        case("float_ops/fuzz/device-quantized-outer-packed-words", "float_ops",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1)), "steps": [{"op": "add_scalar", "value": 0.0}]},
+             {"x": f32(np.arange(1, 65, dtype=np.float32).reshape(8, 8))}, spec=("§7.3", "§11"),
+             reason="found by fuzzing real burn 0.22.1 (SPIR-V, seed 20261215 float_ops case 2488): the device's own "
+                    "dequantize reads the codes where those words put them, not only the read-back: [8, 8] holding "
+                    "1..64, quantized on the device per tensor, dequantizes to [[1, 5, 9, ..], [2, 6, 10, ..], ..] "
+                    "(measured on 0.22.1 WGSL and SPIR-V and on 0.23 WGSL with fusion)"),
     ]

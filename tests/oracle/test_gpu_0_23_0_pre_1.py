@@ -105,10 +105,26 @@ def test_a_store_packed_along_an_outer_axis_reads_back_with_its_words_filled_by_
             codes = o.run("quantize", {"scheme": scheme.to_json(), "api": "tensor"},
                           {"x": x, "scales": np.array([0.5], np.float32)}, profile=profile)["codes"]
             assert np.argwhere(codes != 0).tolist() == at
-    # what the device holds is the logical tensor: the kernel's own words (only the read-back moves them)
-    qt = o.quantize(x, Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1)), np.array([0.5], np.float32),
-                    profile=WGPU)
-    assert qt.words_by_values and np.argwhere(qt.codes != 0).tolist() == [[0, 1], [0, 2], [3, 5]]
+    # the device holds the codes where those words put them: its own dequantize reads them there too (measured on
+    # 0.22.1 SPIR-V and 0.23 WGSL, float_ops/fuzz/device-quantized-outer-packed-words)
+    scheme = Q8S.with_value(QuantValue.Q4S).with_store(o.QuantStore.packed_u32(1))
+    qt = o.quantize(x, scheme, np.array([0.5], np.float32), profile=WGPU)
+    assert np.argwhere(qt.codes != 0).tolist() == wanted[QuantValue.Q4S]
+
+
+def test_a_tensor_quantized_on_the_device_along_an_outer_axis_dequantizes_where_the_words_put_it():
+    # Hand-derived from the kernel's word fill: [8, 8] packed along dim 0, four a word, has the word grid [2, 8]; word
+    # n holds the row-major values 4n .. 4n + 3, its value t at row 4 * (n // 8) + t of column n % 8. So element
+    # [a, b] of the device's tensor is x's flat 32 * (a // 4) + 4 * b + a % 4 (measured on 0.22.1 SPIR-V, seed
+    # 20261215 float_ops case 2488, and on 0.23 WGSL); a CPU backend holds the logical tensor.
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    params = {"scheme": Q8S.with_store(o.QuantStore.packed_u32(1)).to_json(),
+              "steps": [{"op": "add_scalar", "value": 0.0}]}
+    logical = o.run("float_ops", params, {"x": x}, profile="burn-0.22.1/flex")["x"]
+    a, b = np.indices((8, 8))
+    for profile in (WGPU, VULKAN, OLD_WGPU, OLD_VULKAN):
+        out = o.run("float_ops", params, {"x": x}, profile=profile)["x"]
+        assert out.view(np.uint32).tolist() == logical.ravel()[32 * (a // 4) + 4 * b + a % 4].view(np.uint32).tolist()
 
 
 def test_an_empty_two_level_tensor_keeps_a_fresh_global():
@@ -130,9 +146,10 @@ def test_block_scales_of_a_tensor_packed_along_an_outer_axis_are_walked_over_the
     9, the other 12 words past the 16 scales (measured: 4 of 16 written, the rest whatever memory held)."""
     x = np.arange(64, dtype=np.float32).reshape(8, 8) - 30
     outer = Q8S.with_store(o.QuantStore.packed_u32(1))
-    for profile in (WGPU, VULKAN):
+    # 0.22.1 too: the same kernels and scale layout (cubek-quant 0.3.1); measured on its SPIR-V build, its dequantize
+    # of this tensor is no block's scales (float_ops/fuzz/device-quantized-outer-packed-words is the per-tensor twin)
+    for profile in (WGPU, VULKAN, OLD_WGPU, OLD_VULKAN):
         with pytest.raises(o.UndefinedBehaviour, match="presented word grid"):
             o.quantize_dynamic(x, outer.per_block([4], ScaleDtype.F32), profile=profile)
         o.quantize_dynamic(x, outer.per_tensor(ScaleDtype.F32), profile=profile)  # one scale: no walk
         o.quantize_dynamic(x, PACKED.per_block([4], ScaleDtype.F32), profile=profile)  # packed along the last dim
-    o.quantize_dynamic(x, outer.per_block([4], ScaleDtype.F32), profile=OLD_VULKAN)  # 0.22.1 rewrote the scheme
