@@ -561,7 +561,7 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1775 vectors: 1532 passed, 243 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn, "
+        "1786 vectors: 1543 passed, 243 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -574,7 +574,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1775 vectors: 1464 passed, 311 not applicable, 0 diverging (2026-12-06, --strict-messages --exact-burn); "
+        "1786 vectors: 1470 passed, 316 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -640,7 +640,17 @@ EVIDENCE: dict[str, Evidence] = {
                                 "5fdc571", 0,
                                 "stopped after 17,408 of 20,000 (2,966 s): 11,986 judged, 2,893 undefined "
                                 "(skipped), 2,529 not applicable; the stream moved since 5be7e02 (clamp bounds), so "
-                                "the open classes of that run were not drawn again"))),
+                                "the open classes of that run were not drawn again"),
+                       Campaign(20261215, 20_000, ("qlayout",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "5411241", 0,
+                                "16,826 judged, 1,456 undefined (skipped), 1,717 not applicable, 3,147 s beside "
+                                "another run; 1 fault: a SIGSEGV at case 19637, which passes when run alone (as "
+                                "case 1873 of seed 20261212 did)"),
+                       Campaign(20261215, 16_384, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "5411241", 1,
+                                "stopped after 16,384 of 20,000 (2,881 s beside other runs): 11,297 judged, 2,704 "
+                                "undefined (skipped), 2,382 not applicable; the one diverging case (2488, a tensor "
+                                "quantized on the device along an outer axis) modelled since (3236c4d)"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
@@ -681,7 +691,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1775 vectors: 1531 passed, 244 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
+        "1786 vectors: 1540 passed, 246 not applicable, 0 diverging (2026-12-07, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
