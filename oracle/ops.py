@@ -8,6 +8,8 @@ arrays; outputs are arrays (tensors) or JSON values.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
+import math
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from .calibration import compute_range
 from .checkpoint import load_checkpoint, save_checkpoint
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
 from .dequantize import dequantize, load_quantized
+from .errors import UndefinedBehaviour
 from .float_ops import expected_by_a_user, run_chain, start
 from .layout import run_steps
 from .matmul import ternary_matmul
@@ -78,14 +81,34 @@ def _compute_q_params(params, inputs, prof, stages) -> Outputs:
     return {"scales": scales} if glob is None else {"scales": scales, "global": glob}
 
 
+@contextmanager
+def _read_back_refusal_first(shape: tuple[int, ...], scheme: QuantScheme, prof: Profile):
+    """A quantize whose result is undefined (a GPU kernel's scales that no block owns) is still read back: where the
+    read-back refuses the tensor's layout whatever it holds (burn-std up to 0.22.1 splits no values off a store
+    packed along an outer axis, ``bytes.packed_dim``), that panic is the answer, raised on the host after the
+    kernel ran."""
+    try:
+        yield
+    except UndefinedBehaviour:
+        count = math.prod(params_shape(shape, scheme)) if scheme.block_size() is not None else 1
+        glob = None if scheme.global_scale_dtype() is None else np.ones(1, np.float32)
+        into_data(QTensor(np.zeros(shape, np.int8), np.ones(count, np.float32), glob, scheme), profile=prof)
+        raise
+
+
 def _quantize(params, inputs, prof, stages) -> Outputs:
-    qt = quantize(inputs["x"], _scheme(params), inputs["scales"], inputs.get("global"), profile=prof,
-                  checked=params.get("api", "tensor") == "tensor", stages=stages)
+    scheme = _scheme(params)
+    with _read_back_refusal_first(np.shape(inputs["x"]), scheme, prof):
+        qt = quantize(inputs["x"], scheme, inputs["scales"], inputs.get("global"), profile=prof,
+                      checked=params.get("api", "tensor") == "tensor", stages=stages)
     return _qtensor_outputs(qt, prof)
 
 
 def _quantize_dynamic(params, inputs, prof, stages) -> Outputs:
-    return _qtensor_outputs(quantize_dynamic(inputs["x"], _scheme(params), profile=prof, stages=stages), prof)
+    scheme = _scheme(params)
+    with _read_back_refusal_first(np.shape(inputs["x"]), scheme, prof):
+        qt = quantize_dynamic(inputs["x"], scheme, profile=prof, stages=stages)
+    return _qtensor_outputs(qt, prof)
 
 
 def _dequantize(params, inputs, prof, stages) -> Outputs:
@@ -141,7 +164,8 @@ def _quantize_view(params, inputs, prof, stages) -> Outputs:
     strides = None
     if prof.strided_views:
         strides = view_strides(np.shape(inputs["x"]), steps, prof.contiguity_ignores_unit_dims)
-    held = quantize_dynamic(x, _scheme(params), profile=prof, stages=stages, strides=strides)
+    with _read_back_refusal_first(x.shape, _scheme(params), prof):
+        held = quantize_dynamic(x, _scheme(params), profile=prof, stages=stages, strides=strides)
     return _qtensor_outputs(held, prof)
 
 
