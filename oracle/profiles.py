@@ -192,6 +192,7 @@ _GPU_0_22_1 = dict(
 
 _WGPU_0_22_1 = _WGPU.with_(
     name="burn-0.22.1/wgpu",
+    upload_flushed_by_launches=True,  # the same cubecl-wgpu stream as SPIR-V's (measured: seed 20261216, qlayout case 14326)
     description="burn-wgpu 0.22.1, WGSL on Mesa lavapipe: the 0.22.0-pre.3 kernels, but E4M3/E5M2/E2M1 encoded as "
                 "minifloats (not integers) and PackedU32 fields decoded by value; UE8M0 scales have a round-up "
                 "rule (and, like UE4M3, no scalar fp8 in WGSL)",
@@ -561,7 +562,7 @@ EVIDENCE: dict[str, Evidence] = {
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1786 vectors: 1543 passed, 243 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
+        "1788 vectors: 1545 passed, 243 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -570,11 +571,24 @@ EVIDENCE: dict[str, Evidence] = {
                                 "4,537 judged, 20 undefined (skipped), 443 not applicable; float_ops claimed since"),
                        _quantize_view_2026_12_06("qconform-burn-0_22_1-wgpu", "5be7e02", 0,
                                                  "19,966 judged, 30 not applicable, 4 undefined (skipped); the run "
-                                                 "at 517c9b8, before WGSL's vector width 4, was clean too"))),
+                                                 "at 517c9b8, before WGSL's vector width 4, was clean too"),
+                       Campaign(20261216, 20_000, tuple(op for op in _DEFAULT_OPS if op not in ("qlayout", "float_ops")),
+                                "2026-12-07", "qconform-burn-0_22_1-wgpu", "f6375a4", 0,
+                                "scripts/fuzz-campaign.sh with FUZZ_TIMEOUT=120, one fuzz per op, beside other runs: "
+                                "every case of round_up, encode_scales, decode_scales, ternary_matmul, scheme_info, "
+                                "to_bytes and from_bytes judged; 11,165 of compute_range, compute_q_params and "
+                                "quantize_dynamic, quantize 7,370, quantize_view 19,947, pack_u32 8,749, unpack_u32 "
+                                "15,718 (the rest not applicable, 46 undefined)"),
+                       Campaign(20261216, 20_000, ("qlayout", "float_ops"), "2026-12-07", "qconform-burn-0_22_1-wgpu",
+                                "f6375a4", 87,
+                                "the same campaign's qlayout (480 s) and float_ops (125 s): qlayout 86 diverging in "
+                                "six classes, all modelled since (a matmul WGSL cannot compile is met only by a read "
+                                "of its bytes; the upload flushed by launches), float_ops 1 open (case 6305: "
+                                "docs/findings.md, \"A matmul WGSL cannot compile\")"))),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
-        "1786 vectors: 1470 passed, 316 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
+        "1788 vectors: 1476 passed, 312 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -671,7 +685,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1784 vectors: 1545 passed, 239 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
+        "1788 vectors: 1549 passed, 239 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -691,7 +705,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1786 vectors: 1540 passed, 246 not applicable, 0 diverging (2026-12-07, float_ops claimed since 2026-12-04, "
+        "1788 vectors: 1542 passed, 246 not applicable, 0 diverging (2026-12-07, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
@@ -705,7 +719,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1784 vectors: 1473 passed, 311 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn; on "
+        "1788 vectors: 1477 passed, 311 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "

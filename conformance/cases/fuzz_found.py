@@ -349,6 +349,17 @@ def _real_gpu_0_22_1():
              spec=("§5.4", "§4.1"),
              reason="the F16 twin of scale-cast-saturates-ue4m3: the cast to f16 rounds to nearest, so -70000 "
                     "becomes -inf (every code of its block 0) and -65519 becomes -65504 (measured on 0.22.1 SPIR-V)"),
+        _ql("qlayout/fuzz/unwritten-matmul-read-empty", scheme("Q8S"),
+            [{"op": "matmul", "rhs": [0.25, -1.5], "shape": [2, 1]}, {"op": "select", "dim": 0, "indices": []}],
+            [[51, -74], [-47, 1], [111, 58]], [0.25], spec=("§9.1", "§9.4"),
+            reason="found by fuzzing burn 0.22.1's WGSL binary (seed 20261216, qlayout case 25, 67 cases): the Native "
+                   "i8 matmul fails to compile and its launch returns, its output never written; a select of no "
+                   "index is an empty tensor, whose read reads no bytes: an empty result, no failure"),
+        _ql("qlayout/fuzz/unwritten-matmul-then-reshape-count", scheme("Q8S"),
+            [{"op": "matmul", "rhs": [0.25, -1.5], "shape": [2, 1]}, {"op": "reshape", "shape": [2, 2]}],
+            [[51, -74], [-47, 1], [111, 58]], [0.25], spec=("§9.1", "§9.4"),
+            reason="the same failed matmul, then a reshape to the wrong count: the reshape's host-side panic comes "
+                   "first, the unwritten bytes are never read (seed 20261216, qlayout cases 14639 and 15854)"),
         _ql("qlayout/fuzz/repeat-unit-dim-is-a-view", scheme("Q8S", block=[4, 1]),
             [{"op": "repeat_dim", "dim": 1, "times": 4}], [[-7], [3], [5], [127], [-2], [9], [0], [64]], [0.5, 0.25],
             spec=("§9.1", "§5.4"),
