@@ -489,7 +489,25 @@ _NDARRAY_RERUN = ("again after the fuzzer stopped stacking a rank past ndarray's
                   "panics (ndarray.reshape_dims) and so does the oracle case by case")
 
 
+# Every default op again after the strategies drew outer packed axes (f6375a4), seed 20261216: per build the oracle's
+# commit and the undefined cases skipped (pack_u32 8,749 and unpack_u32 15,718 judged on the 0.22 builds).
+_OUTER_PACKED_SWEEP = {
+    "qconform-burn-pre3-ndarray": ("279e955", "qlayout 45 and float_ops 1,758 undefined (skipped)"),
+    "qconform-burn-pre3-flex": ("279e955", "qlayout 25 and float_ops 1,963 undefined (skipped)"),
+    "qconform-burn-0_22_1-ndarray": ("279e955", "qlayout 42 and float_ops 1,701 undefined (skipped)"),
+    "qconform-burn-0_22_1-flex": ("f6375a4", "qlayout 20 and float_ops 1,600 undefined (skipped)"),
+    "qconform-burn-0_23_0_pre_1-flex": ("279e955", "qlayout 20 and float_ops 1,962 undefined (skipped)"),
+}
+
+
 def _sweep_2026_12_07(binary: str) -> tuple[Campaign, ...]:
+    commit, judged = _OUTER_PACKED_SWEEP[binary]
+    outer = Campaign(20261216, 20_000, _DEFAULT_OPS, "2026-12-07", binary, commit, 0,
+                     f"every default op again, the strategies drawing outer packed axes; {judged}")
+    return _first_sweep_2026_12_07(binary) + (outer,)
+
+
+def _first_sweep_2026_12_07(binary: str) -> tuple[Campaign, ...]:
     packing = ("pack_u32 8,808 and unpack_u32 15,540 judged, the rest not applicable" if "0_23" not in binary
                else "every case of every op judged but the undefined")
     note = _SWEEP_NOTE.format(judged=_SWEEP_2026_12_07[binary], packing=packing)
@@ -584,7 +602,10 @@ EVIDENCE: dict[str, Evidence] = {
                                 "the same campaign's qlayout (480 s) and float_ops (125 s): qlayout 86 diverging in "
                                 "six classes, all modelled since (a matmul WGSL cannot compile is met only by a read "
                                 "of its bytes; the upload flushed by launches), float_ops 1 open (case 6305: "
-                                "docs/findings.md, \"A matmul WGSL cannot compile\")"))),
+                                "docs/findings.md, \"A matmul WGSL cannot compile\")"),
+                       Campaign(20261216, 20_000, ("qlayout",), "2026-12-07", "qconform-burn-0_22_1-wgpu", "279e955",
+                                0, "again after the six classes were modelled: 19,951 judged, 46 not applicable, 3 "
+                                   "undefined (skipped), 534 s beside other runs"))),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_22_1-vulkan",
