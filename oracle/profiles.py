@@ -685,7 +685,15 @@ EVIDENCE: dict[str, Evidence] = {
                                 "5411241", 1,
                                 "stopped after 16,384 of 20,000 (2,881 s beside other runs): 11,297 judged, 2,704 "
                                 "undefined (skipped), 2,382 not applicable; the one diverging case (2488, a tensor "
-                                "quantized on the device along an outer axis) modelled since (3236c4d)"))),
+                                "quantized on the device along an outer axis) modelled since (3236c4d)"),
+                       Campaign(20261215, 20_000, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "3236c4d", 0,
+                                "again after case 2488's model, the stream before f6375a4 (outer packed axes drawn "
+                                "about once in 1,000 cases): 13,815 judged, 3,322 undefined (skipped), 2,863 not "
+                                "applicable, no fault, 4,157 s beside other runs. Every default op now has a clean "
+                                "20,000-case run, yet the status stays: the class open on 0.22.1 WGSL at the new "
+                                "stream (float_ops case 6305, a loaded outer-packed tensor) goes through the kernels "
+                                "SPIR-V shares, and each long qlayout run faulted once (a SIGSEGV that passes alone)"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
