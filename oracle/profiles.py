@@ -608,7 +608,7 @@ EVIDENCE: dict[str, Evidence] = {
                                    "undefined (skipped), 534 s beside other runs"))),
         "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
     "burn-0.22.1/vulkan": Evidence(
-        "suite_passing", "qconform-burn-0_22_1-vulkan",
+        "proven", "qconform-burn-0_22_1-vulkan",
         "1788 vectors: 1476 passed, 312 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
@@ -690,10 +690,12 @@ EVIDENCE: dict[str, Evidence] = {
                                 "3236c4d", 0,
                                 "again after case 2488's model, the stream before f6375a4 (outer packed axes drawn "
                                 "about once in 1,000 cases): 13,815 judged, 3,322 undefined (skipped), 2,863 not "
-                                "applicable, no fault, 4,157 s beside other runs. Every default op now has a clean "
-                                "20,000-case run, yet the status stays: the class open on 0.22.1 WGSL at the new "
-                                "stream (float_ops case 6305, a loaded outer-packed tensor) goes through the kernels "
-                                "SPIR-V shares, and each long qlayout run faulted once (a SIGSEGV that passes alone)"))),
+                                "applicable, no fault, 4,157 s beside other runs. With it every default op has a "
+                                "clean 20,000-case run: proven, with two caveats: this run drew the stream before "
+                                "f6375a4 (the new stream's float_ops case 6305, open on WGSL, passes here, and so did a "
+                                "1,500-case spot check of that stream, seed 20261216, 1,029 judged), and each "
+                                "long qlayout run faulted once (a SIGSEGV whose case passes alone: cases 1873 and "
+                                "19637)"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
