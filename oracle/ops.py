@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import contextmanager
-import math
 
 import numpy as np
 
-from .blocks import params_shape
+from .blocks import num_params, params_shape
 from .calibration import compute_range
 from .checkpoint import load_checkpoint, save_checkpoint
 from .codec import decode_scales, encode_scales, from_bytes, into_data, pack_u32, to_bytes, unpack_u32
@@ -90,9 +89,9 @@ def _read_back_refusal_first(shape: tuple[int, ...], scheme: QuantScheme, prof: 
     try:
         yield
     except UndefinedBehaviour:
-        count = math.prod(params_shape(shape, scheme)) if scheme.block_size() is not None else 1
         glob = None if scheme.global_scale_dtype() is None else np.ones(1, np.float32)
-        into_data(QTensor(np.zeros(shape, np.int8), np.ones(count, np.float32), glob, scheme), profile=prof)
+        into_data(QTensor(np.zeros(shape, np.int8), np.ones(num_params(shape, scheme), np.float32), glob, scheme),
+                  profile=prof)
         raise
 
 
@@ -164,8 +163,9 @@ def _quantize_view(params, inputs, prof, stages) -> Outputs:
     strides = None
     if prof.strided_views:
         strides = view_strides(np.shape(inputs["x"]), steps, prof.contiguity_ignores_unit_dims)
-    with _read_back_refusal_first(x.shape, _scheme(params), prof):
-        held = quantize_dynamic(x, _scheme(params), profile=prof, stages=stages, strides=strides)
+    scheme = _scheme(params)
+    with _read_back_refusal_first(x.shape, scheme, prof):
+        held = quantize_dynamic(x, scheme, profile=prof, stages=stages, strides=strides)
     return _qtensor_outputs(held, prof)
 
 
