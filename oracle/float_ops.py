@@ -220,7 +220,7 @@ class SortedTopK:
     """burn-backend's ``float_topk`` default: ``float_sort`` descending, then the first ``k`` (burn-backend-0.22.1
     src/backend/ops/tensor.rs, the CPU backends)."""
 
-    def check_layout(self, shape: tuple[int, ...], dim: int, k: int, packed_axis: int | None) -> None:
+    def check_layout(self, x: np.ndarray, dim: int, k: int) -> None:
         """A host sort reads the logical tensor: no layout matters."""
 
     def values(self, x: np.ndarray, dim: int, k: int) -> np.ndarray:
@@ -238,18 +238,13 @@ class KernelTopK(SortedTopK):
     def __init__(self, floor: float):
         self.floor = np.float32(floor)
 
-    def check_layout(self, shape: tuple[int, ...], dim: int, k: int, packed_axis: int | None) -> None:
+    def check_layout(self, x: np.ndarray, dim: int, k: int) -> None:
         """An axis of stride > 1 is reduced *perpendicular*, a vector of adjacent outputs per unit; with more than
         one slot, lavapipe's results then hold the top value again in lower slots for some shapes (every GPU build:
         ``[2, 6, 8]`` along dim 0, k 2, repeats it in slot 1 of the first 16 of 48 columns; ``[2, 48]``, ``[2, 8,
-        8]`` and ``[2, 12, 8]`` are right), a pattern that also depends on the values: not modelled. The
-        dequantized tensor is row-major, or (a store packed along an outer dim) holds the packed axis innermost
-        (burn-cubecl-0.22.1 src/kernel/quantization/dequantize.rs:21-45): the axis counts as strided if either
-        reading makes it so."""
-        inner = math.prod(shape[dim + 1:])
-        if packed_axis is not None and packed_axis < dim:
-            inner *= shape[packed_axis]
-        if k > 1 and inner > 1:
+        8]`` and ``[2, 12, 8]`` are right), a pattern that also depends on the values: not modelled. The stride is
+        the one the device's tensor has (``x``'s memory order, :func:`device_order`)."""
+        if k > 1 and x.shape[dim] > 1 and x.strides[dim] != x.itemsize:
             raise UndefinedBehaviour("a GPU topk with k > 1 along an axis of stride > 1: cubek-reduce's "
                                      "perpendicular TopK repeats the top value in lower slots for some shapes "
                                      "(docs/findings.md)")
@@ -355,10 +350,37 @@ def as_float(s: dict, held: QTensor | np.ndarray, profile: Profile) -> np.ndarra
     quantized other side made first, dequantized after the held tensor)."""
     operand = quantized_operand(s, profile)
     with fused_inputs(kernel_inputs(s, np.shape(held.codes if isinstance(held, QTensor) else held), operand, profile)):
-        x = values(held, profile)
+        x = device_order(values(held, profile), held, profile)
     if s["op"] == "topk":
-        profile.step(TOPKS).check_layout(x.shape, s["dim"], s["k"], packed_axis(held))
-    return np.ascontiguousarray(compute(x, s, profile, None if operand is None else values(operand, profile)))
+        profile.step(TOPKS).check_layout(x, s["dim"], s["k"])
+    other = None if operand is None else device_order(values(operand, profile), operand, profile)
+    return laid_out(compute(x, s, profile, other), s, x, other)
+
+
+def device_order(x: np.ndarray, held: QTensor | np.ndarray, profile: Profile) -> np.ndarray:
+    """The dequantized values in the memory order of the device's float tensor, as numpy strides: burn-cubecl's
+    dequantize of a store packed along an outer dim swaps that axis innermost, writes the values there and hands
+    back the permuted view (burn-cubecl-0.22.1 src/kernel/quantization/dequantize.rs:21-45, :66-69, the same in
+    0.22.0-pre.3 and 0.23.0-pre.1); every other dequantize, and every CPU one, is row-major."""
+    axis = packed_axis(held)
+    if profile.kernel != "gpu" or axis is None:
+        return x
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(x, axis, -1)), -1, axis)
+
+
+def laid_out(result: np.ndarray, s: dict, x: np.ndarray, other: np.ndarray | None) -> np.ndarray:
+    """``result`` in the memory order burn-cubecl gives step ``s``'s output: an elementwise op (but a comparison,
+    whose bool output is a fresh row-major tensor) writes in place into, or in the memory order of, its first
+    operand of the output's shape (``can_mut_broadcast``, ``in_memory_order``: burn-cubecl-0.22.1
+    src/kernel/binary.rs:226-296, unary_float.rs:44-100, mask/base.rs:14-40); a float other side is row-major.
+    Every other op writes a fresh row-major tensor."""
+    if s["op"] in ELEMENTWISE and s["op"] not in COMPARISONS:
+        for operand in (x, other):
+            if operand is not None and operand.shape == result.shape:
+                out = np.empty_like(operand, order="K")
+                out[...] = result
+                return out
+    return np.ascontiguousarray(result)
 
 
 def packed_axis(held: QTensor | np.ndarray) -> int | None:

@@ -24,7 +24,7 @@ from .matmul import ternary_matmul
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .qparams import compute_q_params
 from .qtensor import QTensor
-from .quantize import quantize, quantize_dynamic, require_dtypes
+from .quantize import held_scheme, quantize, quantize_dynamic, require_dtypes
 from .scales import scale_to_dtype
 from .scheme import NATIVE, QuantScheme, QuantValue, ScaleDtype, quantizable
 from .stages import Stages
@@ -90,7 +90,8 @@ def _read_back_refusal_first(shape: tuple[int, ...], scheme: QuantScheme, prof: 
         yield
     except UndefinedBehaviour:
         glob = None if scheme.global_scale_dtype() is None else np.ones(1, np.float32)
-        into_data(QTensor(np.zeros(shape, np.int8), np.ones(num_params(shape, scheme), np.float32), glob, scheme),
+        held = held_scheme(scheme, len(shape), prof)
+        into_data(QTensor(np.zeros(shape, np.int8), np.ones(num_params(shape, held), np.float32), glob, held),
                   profile=prof)
         raise
 

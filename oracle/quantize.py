@@ -82,8 +82,33 @@ def quantize_dynamic(x: np.ndarray, scheme: QuantScheme, *, profile: str | Profi
     if strides is not None and prof.max_vector_size <= 16:  # Native kernels vectorize: the strides bound the width
         prof = prof.with_(max_vector_size=min(prof.max_vector_size,
                                               strided_vector_width(x.shape, strides, x.dtype.itemsize, prof)))
+    if strides is not None and prof.step(KERNELS).words_by_values:
+        x = _packed_reads(x, strides, scheme)
     with on_stream(prof):
         return _quantize(x, scheme, scales, glob, prof, stages)
+
+
+def _packed_reads(x: np.ndarray, strides: tuple[int, ...], scheme: QuantScheme) -> np.ndarray:
+    """The values the GPU's packed quantize packs, in the row-major order its words take them (``_placed_by_words``),
+    for a device view ``x`` with ``strides``. Where the view's packed axis has stride 1 (``can_vectorize``,
+    cubek-quant-0.4.0-pre.1 src/quantize.rs:441-465, the same in 0.3.1 and 0.3.0-pre.3) word ``n`` is read as one
+    vector of ``nq``: the one holding the memory offset of the view's row-major element ``n * nq``, that offset
+    divided by the vector size (cubecl-std's permuted and pitched layouts, ``index_offset_contiguous_fastdivmod``), so
+    on a view that is not row-major a word packs memory neighbours, not the view's row-major run (found by fuzzing
+    0.23 WGSL: a transposed view packed along an outer axis wrote one value twice). Any other view is read element
+    by element, or copied contiguous first: its row-major values."""
+    if scheme.store.kind != "PackedU32" or scheme.store.dim == 0 or not x.size:
+        return x
+    nq, axis = scheme.num_quants(), x.ndim - 1 - scheme.store.dim
+    offsets = np.indices(x.shape).reshape(x.ndim, -1).T @ np.asarray(strides, np.int64)
+    if strides[axis] != 1 or x.shape[axis] % nq or np.array_equal(offsets, np.arange(x.size)):
+        return x
+    at = {int(o): i for i, o in enumerate(offsets)}
+    vectors = offsets[::nq] // nq * nq
+    wanted = (vectors[:, None] + np.arange(nq)).ravel()
+    if not all(int(o) in at for o in wanted):
+        raise UndefinedBehaviour("a packed word's vector read reaches memory outside the view")
+    return x.reshape(-1)[[at[int(o)] for o in wanted]].reshape(x.shape)
 
 
 @contextmanager
@@ -242,11 +267,24 @@ def _chunked(fn, xv: np.ndarray, aux: np.ndarray) -> np.ndarray:
     return out
 
 
+def held_scheme(scheme: QuantScheme, rank: int, profile: Profile) -> QuantScheme:
+    """The scheme of the tensor a quantize leaves on a rank-``rank`` tensor: stored Native where the backend stores
+    so; on burn-cubecl (``outer_packed_presented``) a store packed along an outer axis is built as its stored twin
+    and swapped back, each swap rewriting the block at the rank (``new_quantized``, burn-cubecl-0.23.0-pre.1
+    src/ops/qtensor.rs:84-101, ``QuantScheme.block_at_rank``; measured on 0.23 WGSL: a ``[7, 6, 5, 8]`` block
+    on a ``[4, 5]`` tensor ``PackedU32(1)`` reads back, where a Native one is an invalid layout)."""
+    if profile.stores_as_native:
+        return scheme.with_store(NATIVE)
+    if profile.outer_packed_presented and scheme.store.kind != "Native" and 0 < scheme.store.dim < rank:
+        return scheme.block_at_rank(rank)
+    return scheme
+
+
 def _finish(codes: np.ndarray, scheme: QuantScheme, held: np.ndarray, glob: np.ndarray | None,
             profile: Profile) -> QTensor:
     """What the backend keeps, after the byte-level checks of ``TensorData::quantized`` (ndarray) or
     ``FlexQTensor::new`` (flex)."""
-    result_scheme = scheme.with_store(NATIVE) if profile.stores_as_native else scheme
+    result_scheme = held_scheme(scheme, codes.ndim, profile)
     if profile.writes_bytes_at_quantize:  # QuantizedBytes::new: the block scales are encoded first, then the global
         encode_scales(held if scheme.block_size() is not None else held[:1], scheme.scale_dtype(), profile=profile)
         two_level = scheme.global_scale_dtype()

@@ -608,4 +608,37 @@ def _real_gpu_0_23():
                     "dequantize reads the codes where those words put them, not only the read-back: [8, 8] holding "
                     "1..64, quantized on the device per tensor, dequantizes to [[1, 5, 9, ..], [2, 6, 10, ..], ..] "
                     "(measured on 0.22.1 WGSL and SPIR-V and on 0.23 WGSL with fusion)"),
+        *_strided_dequantize_topk(),
+        case("quantize_view/fuzz/outer-packed-vector-reads-memory-neighbours", "quantize_view",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1)), "view": [{"op": "transpose"}]},
+             {"x": f32(np.arange(32).reshape(8, 4) - 16)}, spec=("§7.3", "§11"),
+             reason="found by fuzzing real burn 0.23 (WGSL, seed 20261216 quantize_view cases 723 and 9027): the "
+                    "[4, 8] transposed view's packed axis 0 has stride 1, so the packed quantize reads each word as "
+                    "one vector, the one holding the memory offset of the view's element 4n (cubek-quant "
+                    "quantize.rs:441-465, cubecl-std's offset / vector size): word 1 packs column 4 of the view, "
+                    "not column 1"),
+    ]
+
+
+def _strided_dequantize_topk():
+    """Fuzz seed 20261216 float_ops case 6305 (0.22.1 WGSL): a float tensor dequantized on the GPU from a store
+    packed along an outer axis holds that axis innermost, and an elementwise op keeps that memory order."""
+    q8f = scheme("Q8F", store=("PackedU32", 1), block=[4, 4])
+    codes = {"codes": i8([[[125, -78, -117, 111, -123, 87, 21, -65], [98, -3, -1, 17, -97, 59, 31, 8],
+                           [33, -13, -93, -21, 112, -68, -42, 14], [107, -127, 34, -8, -18, -9, 114, 68]]]),
+             "scales": f32([2.0 ** -8, 2.0 ** -7])}
+    return [
+        case("float_ops/fuzz/outer-packed-dequantize-strided-topk", "float_ops",
+             {"scheme": q8f, "steps": [{"op": "add", "rhs": "self"}, {"op": "topk", "dim": 2, "k": 7}]}, codes,
+             spec=("§7.3", "§11"),
+             reason="found by fuzzing real burn 0.22.1 (WGSL, seed 20261216 float_ops case 6305): burn-cubecl's "
+                    "dequantize of a PackedU32(1) [1, 4, 8] tensor writes it with dim 1 innermost and hands back the "
+                    "permuted view (dequantize.rs:21-45, :66-69); q + q keeps that memory order (in place), so dim 2 "
+                    "has stride 4 and cubek-reduce's perpendicular TopK gave rows that are not even sorted: "
+                    "undefined on the GPU profiles, a host sort's answer on the CPU ones"),
+        case("float_ops/fuzz/outer-packed-dequantize-topk-along-packed-axis", "float_ops",
+             {"scheme": q8f, "steps": [{"op": "add", "rhs": "self"}, {"op": "topk", "dim": 1, "k": 3}]}, codes,
+             spec=("§7.3", "§11"),
+             reason="the same tensor's topk along the packed axis, dim 1, which the device holds innermost (stride 1): "
+                    "the parallel TopK, exact on every GPU build (measured on 0.22.1 and 0.23 WGSL)"),
     ]

@@ -9,6 +9,8 @@ import pytest
 
 import oracle
 from oracle.float_ops import check_order_free, check_signed_zeros
+from oracle.qtensor import QTensor
+from oracle.scheme import QuantScheme
 
 Q8S = {"value": "Q8S", "store": "Native", "mode": "Symmetric", "tensor": None, "block": None}
 Q8S_DEBUG = "QuantScheme { value: Q8S, store: Native, mode: Symmetric, tensor: None, block: None }"
@@ -268,19 +270,40 @@ def test_a_nan_in_a_gpu_topk_is_undefined_and_first_in_the_host_sort():
         TOPKS["min_slots"].values(x, 1, 2)
 
 
-@pytest.mark.parametrize("shape, dim, k, packed, strided", [
+@pytest.mark.parametrize("shape, dim, k, innermost, strided", [
     ((4, 8), 0, 2, None, True),    # dim 0's stride is 8: perpendicular, two slots
     ((4, 8), 0, 1, None, False),   # one slot: the strided reduction is right
     ((4, 8), 1, 3, None, False),   # the innermost axis: parallel
     ((4, 1), 0, 2, None, False),   # only unit dims inside: stride 1
-    ((3, 4), 1, 2, 0, True),       # the packed axis 0 held innermost: dim 1's stride is 3
-    ((3, 4), 0, 2, 1, True),       # logically strided whatever the store
+    ((3, 4), 1, 2, 0, True),       # axis 0 held innermost: dim 1's stride is 3
+    ((3, 4), 0, 2, 0, False),      # axis 0 held innermost: its own stride is 1
+    ((2, 3, 4), 2, 2, 1, True),    # axis 1 held innermost: the logically innermost axis has stride 3
 ])
-def test_a_gpu_topk_with_several_slots_along_a_strided_axis_is_undefined(shape, dim, k, packed, strided):
+def test_a_gpu_topk_with_several_slots_along_a_strided_axis_is_undefined(shape, dim, k, innermost, strided):
     from oracle.float_ops import TOPKS
-    TOPKS["sort"].check_layout(shape, dim, k, packed)  # the host sort never minds
+    x = np.zeros(shape, np.float32)
+    if innermost is not None:  # the memory order a GPU dequantize of a store packed along that axis writes
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, innermost, -1)), -1, innermost)
+    TOPKS["sort"].check_layout(x, dim, k)  # the host sort never minds
     if strided:
         with pytest.raises(oracle.UndefinedBehaviour):
-            TOPKS["min_slots"].check_layout(shape, dim, k, packed)
+            TOPKS["min_slots"].check_layout(x, dim, k)
     else:
-        TOPKS["inf_slots"].check_layout(shape, dim, k, packed)
+        TOPKS["inf_slots"].check_layout(x, dim, k)
+
+
+def test_a_gpu_dequantize_of_an_outer_packed_store_keeps_the_packed_axis_innermost_through_elementwise_ops():
+    """Measured on burn-wgpu 0.22.1 WGSL (fuzz seed 20261216, float_ops case 6305): a Q8F PackedU32(1) [1, 4, 8]
+    tensor, ``q + q``, then ``topk`` along dim 2 with k 8 gives rows that are not even sorted: dim 2 has stride 4
+    on the device. A comparison's bool output is a fresh row-major tensor."""
+    from oracle.float_ops import as_float
+    profile = oracle.PROFILES["burn-0.22.1/wgpu"]
+    scheme = QuantScheme.from_json({"value": "Q8S", "store": {"PackedU32": 1}, "mode": "Symmetric",
+                                    "block": {"size": [4, 4], "dtype": "F32"}})
+    held = QTensor(np.arange(32, dtype=np.int8).reshape(1, 4, 8), np.ones(2, np.float32), None, scheme)
+    doubled = as_float({"op": "add", "rhs": "self"}, held, profile)
+    assert doubled.strides[1:] == (4, 16) and bits(doubled) == bits(2 * np.arange(32.0).reshape(1, 4, 8))
+    with pytest.raises(oracle.UndefinedBehaviour, match="stride > 1"):
+        as_float({"op": "topk", "dim": 2, "k": 8}, doubled, profile)
+    assert as_float({"op": "greater_elem", "value": 3.0}, held, profile).flags.c_contiguous
+    assert as_float({"op": "add", "rhs": "self"}, held, oracle.PROFILES["burn-0.22.1/flex"]).flags.c_contiguous

@@ -12,6 +12,7 @@ import oracle as o
 from burn_panics import raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.layout import run_steps
+from oracle.quantize import held_scheme
 from oracle.profiles import get_profile
 
 WGPU, VULKAN = "burn-0.23.0-pre.1/wgpu", "burn-0.23.0-pre.1/vulkan"
@@ -88,6 +89,26 @@ def test_q_into_data_checks_the_layout_it_hands_back():
            run_steps, qt, steps, get_profile(VULKAN))
     x, held = run_steps(qt, steps, get_profile(OLD_VULKAN))
     assert x.tolist() == [0.5, 1.0] and held.codes.tolist() == [1, 2]
+
+
+def test_a_store_packed_along_an_outer_axis_cuts_a_long_block_to_the_rank_before_the_read_back():
+    # new_quantized builds an outer-packed tensor as its stored twin and swaps it back (burn-cubecl-0.23.0-pre.1
+    # src/ops/qtensor.rs:84-101); each swap rewrites the block at the rank, keeping its leading entries (cubecl-common
+    # scheme.rs:141-147), so an [8, 5, 5, 8] block on [16, 5] is [8, 5] when q_into_data validates the layout: the
+    # quantize is not refused (measured on 0.23 WGSL, fuzz seed 20261216 quantize_dynamic case 11225: codes came back,
+    # as for quantize case 5160's [7, 6, 5, 8] on [4, 5]). A Native store keeps the block as given: refused.
+    packed = Q8S.with_store(o.QuantStore.packed_u32(1)).per_block([8, 5, 5, 8], ScaleDtype.F32)
+    assert held_scheme(packed, 2, get_profile(WGPU)).block_size().dims == (8, 5)
+    assert held_scheme(packed, 4, get_profile(WGPU)) == packed
+    assert held_scheme(packed, 2, get_profile(OLD_WGPU)).block_size().dims == (8, 5)
+    x = np.arange(80, dtype=np.float32).reshape(16, 5)
+    for profile in (WGPU, VULKAN):
+        with pytest.raises(o.UndefinedBehaviour):  # the kernel's scale writes: no read-back refusal comes first
+            o.run("quantize_dynamic", {"scheme": packed.to_json()}, {"x": x}, profile=profile)
+    native = Q8S.per_block([2, 4], ScaleDtype.F32)
+    raises("data.invalid_layout", f"Quantized layout for shape [8] and dtype QFloat({native.debug()}) is invalid",
+           o.run, "quantize_dynamic", {"scheme": native.to_json()}, {"x": np.arange(8, dtype=np.float32)},
+           profile=VULKAN)
 
 
 def test_a_store_packed_along_an_outer_axis_reads_back_with_its_words_filled_by_values():
