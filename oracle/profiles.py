@@ -579,8 +579,8 @@ EVIDENCE: dict[str, Evidence] = {
         "default-feature build (simd, multi-threads) too: the suite and 20,000 cases of every default op, seed 20261206 "
         "(docs/findings.md, \"burn-flex 0.23.0-pre.1's default build\")"),
     "burn-0.22.1/wgpu": Evidence(
-        "suite_passing", "qconform-burn-0_22_1-wgpu",
-        "1788 vectors: 1545 passed, 243 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
+        "proven", "qconform-burn-0_22_1-wgpu",
+        "1791 vectors: 1547 passed, 244 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; the 44 MXFP4/NVFP4 known divergences of 2026-12-01 modelled); in CI",
         Campaign(7, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-wgpu", "unrecorded", 12,
                  "25,000 cases of the mixed default stream: 12 diverging in six classes, not modelled yet (the "
@@ -605,11 +605,16 @@ EVIDENCE: dict[str, Evidence] = {
                                 "docs/findings.md, \"A matmul WGSL cannot compile\")"),
                        Campaign(20261216, 20_000, ("qlayout",), "2026-12-07", "qconform-burn-0_22_1-wgpu", "279e955",
                                 0, "again after the six classes were modelled: 19,951 judged, 46 not applicable, 3 "
-                                   "undefined (skipped), 534 s beside other runs"))),
-        "docs/findings.md, burn 0.22.1 on the GPU route: not proven yet"),
+                                   "undefined (skipped), 534 s beside other runs"),
+                       Campaign(20261216, 20_000, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-wgpu", "f5837f2",
+                                0, "again after case 6305 was modelled (a float tensor dequantized from an outer-packed "
+                                   "store keeps the packed axis innermost): 18,145 judged, 94 undefined (skipped), "
+                                   "1,761 not applicable, 101 s, no fault. With it every default op has a clean "
+                                   "20,000-case run of seed 20261216: proven"))),
+        "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/vulkan": Evidence(
         "proven", "qconform-burn-0_22_1-vulkan",
-        "1788 vectors: 1476 passed, 312 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
+        "1791 vectors: 1478 passed, 313 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn); "
         "in CI since 2026-11-30",
         Campaign(20261130, None, _DEFAULT_OPS_2026_12_01, "2026-11-30", "qconform-burn-0_22_1-vulkan", "unrecorded", 0,
                  "the CI's 3,000 cases of the mixed default stream; no larger run",
@@ -716,7 +721,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1788 vectors: 1549 passed, 239 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
+        "1791 vectors: 1551 passed, 240 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -732,11 +737,26 @@ EVIDENCE: dict[str, Evidence] = {
                                                  "(modelled since)"),
                        Campaign(20261212, 20_000, ("quantize_view",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu",
                                 "e0f9f4d", 0, "again after the outer-packed class was modelled: 19,964 judged, 7 "
-                                              "undefined (skipped), 29 not applicable, 305 s"))),
+                                              "undefined (skipped), 29 not applicable, 305 s"),
+                       Campaign(20261216, 20_000, _DEFAULT_OPS, "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu",
+                                "fec9f60", 8,
+                                "the first per-op campaign (scripts/fuzz-campaign.sh, FUZZ_TIMEOUT=120, 14 min); the "
+                                "oracle's working tree moved under its later ops. 13 ops clean; quantize 1 and "
+                                "quantize_dynamic 3 (an outer-packed block cut to the rank before the read-back), "
+                                "quantize_view 3 (the packed quantize's vector reads of a strided view), all modelled "
+                                "since; float_ops 1 (case 12536), open"),
+                       Campaign(20261216, 20_000, ("quantize", "quantize_dynamic", "quantize_view"), "2026-12-07",
+                                "qconform-burn-0_23_0_pre_1-wgpu", "f5837f2", 0,
+                                "again after the two classes were modelled: 7,348, 11,160 and 19,946 judged"),
+                       Campaign(20261216, 20_000, ("float_ops",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu",
+                                "f5837f2", 1,
+                                "18,145 judged, 93 undefined (skipped), 1,761 not applicable; open: case 12536 (a "
+                                "loaded Q8S PackedU32(1) [6, 4, 4] tensor stacked along dim 3 with one copy comes "
+                                "back with each [4, 4] slice transposed; SPIR-V gives the logical order)"))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
-        "1788 vectors: 1542 passed, 246 not applicable, 0 diverging (2026-12-07, float_ops claimed since 2026-12-04, "
+        "1791 vectors: 1544 passed, 247 not applicable, 0 diverging (2026-12-07, float_ops claimed since 2026-12-04, "
         "--strict-messages --exact-burn --timeout 120; on 1663 vectors first judged 1054 passed, 248 failed before "
         "it took 0.22.1's fused WGSL fields); in CI",
         Campaign(20261202, 300, _DEFAULT_OPS, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu-fused", "6776422", 7,
@@ -750,7 +770,7 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
-        "1788 vectors: 1477 passed, 311 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn; on "
+        "1791 vectors: 1479 passed, 312 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn; on "
         "1663 vectors first judged 1161 passed, 198 failed before the fit); built in `make burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-vulkan", "4cd0b3e", 3,
                  "5,000 cases of the mixed default stream (3,545 passed, 1,324 not applicable, 128 undefined; about "

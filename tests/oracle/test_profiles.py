@@ -122,7 +122,7 @@ def test_status_is_data_and_listed():
     assert oracle.get_profile("burn-0.22.1/flex").status == "proven"
     assert oracle.get_profile("burn-0.23.0-pre.1/flex").status == "proven"
     # burn 0.22.1's GPU route on lavapipe: both real binaries pass the suite (docs/findings.md)
-    assert oracle.get_profile("burn-0.22.1/wgpu").status == "suite_passing"
+    assert oracle.get_profile("burn-0.22.1/wgpu").status == "proven"
     assert oracle.get_profile("burn-0.22.1/vulkan").status == "proven"
     assert oracle.status_line("burn-0.22.0-pre.3/cubecl").startswith("modelled: read from burn's source, not run")
     # burn 0.23.0-pre.1's lean GPU route, fitted to its real binaries (docs/findings.md)
