@@ -700,7 +700,12 @@ EVIDENCE: dict[str, Evidence] = {
                                 "f6375a4 (the new stream's float_ops case 6305, open on WGSL, passes here, and so did a "
                                 "1,500-case spot check of that stream, seed 20261216, 1,029 judged), and each "
                                 "long qlayout run faulted once (a SIGSEGV whose case passes alone: cases 1873 and "
-                                "19637)"))),
+                                "19637)"),
+                       Campaign(20261216, 1_500, ("float_ops",), "2026-12-07", "qconform-burn-0_22_1-vulkan",
+                                "f5837f2", 0,
+                                "a spot check after the device's memory order was modelled (a topk along an "
+                                "outer-packed store's own axis now defined): 1,029 judged, 240 undefined (skipped), "
+                                "231 not applicable, 256 s"))),
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
