@@ -33,7 +33,7 @@ from oracle.packing import word_layout
 from oracle.qparams import NORMALIZED_DTYPE, SCALE_ARITHMETIC
 from oracle.quantize import BLOCK_LAYOUT, DIVISIONS, TWO_LEVEL_DIVISION, divide
 from oracle.rounding import MINIFLOAT_DTYPES, ROUNDERS, minifloat_codes, round_up
-from oracle.routes import PACKING_DIM, ROUTES, move, permute_block_dims, permuted, scale_grid
+from oracle.routes import PACKING_DIM, ROUTES, move, permuted, scale_grid
 from oracle.scales import SCALE_ROUNDING, effective_guard
 from oracle.views import PERMUTES, VIEW_READ, axes_of, view
 
@@ -152,7 +152,7 @@ class _FlatLines(PackedLines):
 def _grid_left_behind(s, held, profile):
     """A permute that moves the block dims but not the scale grid."""
     axes = axes_of(s, held.codes.ndim)
-    return permuted(s, held, profile, held.scales, permute_block_dims(held.scheme, held.codes.ndim, axes))
+    return permuted(s, held, profile, held.scales, held.scheme.permute_block_dims(held.codes.ndim, axes))
 
 
 def _dims_left_behind(s, held, profile):

@@ -100,8 +100,10 @@ def _packed_reads(x: np.ndarray, strides: tuple[int, ...], scheme: QuantScheme) 
     if scheme.store.kind != "PackedU32" or scheme.store.dim == 0 or not x.size:
         return x
     nq, axis = scheme.num_quants(), x.ndim - 1 - scheme.store.dim
+    if strides[axis] != 1 or x.shape[axis] % nq:
+        return x
     offsets = np.indices(x.shape).reshape(x.ndim, -1).T @ np.asarray(strides, np.int64)
-    if strides[axis] != 1 or x.shape[axis] % nq or np.array_equal(offsets, np.arange(x.size)):
+    if np.array_equal(offsets, np.arange(x.size)):
         return x
     at = {int(o): i for i, o in enumerate(offsets)}
     vectors = offsets[::nq] // nq * nq
@@ -270,13 +272,14 @@ def _chunked(fn, xv: np.ndarray, aux: np.ndarray) -> np.ndarray:
 def held_scheme(scheme: QuantScheme, rank: int, profile: Profile) -> QuantScheme:
     """The scheme of the tensor a quantize leaves on a rank-``rank`` tensor: stored Native where the backend stores
     so; on burn-cubecl (``outer_packed_presented``) a store packed along an outer axis is built as its stored twin
-    and swapped back, each swap rewriting the block at the rank (``new_quantized``, burn-cubecl-0.23.0-pre.1
-    src/ops/qtensor.rs:84-101, ``QuantScheme.block_at_rank``; measured on 0.23 WGSL: a ``[7, 6, 5, 8]`` block
-    on a ``[4, 5]`` tensor ``PackedU32(1)`` reads back, where a Native one is an invalid layout)."""
+    and swapped back, two swaps of the block dims that compose to the identity but each rewrites the block at the
+    rank (``new_quantized``, burn-cubecl-0.23.0-pre.1 src/ops/qtensor.rs:84-101; measured on 0.23 WGSL: a
+    ``[7, 6, 5, 8]`` block on a ``[4, 5]`` tensor ``PackedU32(1)`` reads back, where a Native one is an invalid
+    layout)."""
     if profile.stores_as_native:
         return scheme.with_store(NATIVE)
     if profile.outer_packed_presented and scheme.store.kind != "Native" and 0 < scheme.store.dim < rank:
-        return scheme.block_at_rank(rank)
+        return scheme.permute_block_dims(rank, range(rank))
     return scheme
 
 

@@ -38,7 +38,7 @@ from .layout_checks import check_gpu_reshape, check_gpu_scale_permute, keeps_sca
 from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
-from .scheme import BlockSize, QuantScheme, QuantStore, ScaleDtype, shape_debug
+from .scheme import QuantScheme, QuantStore, ScaleDtype, shape_debug
 from .support import check_dequantize
 from .views import apply, axes_of
 
@@ -57,7 +57,7 @@ def move_grid(s: dict, held: QTensor, profile: Profile) -> QTensor:
     scales = held.scales
     if held.scheme.block_size() is not None and held.undefined is None:  # the grid of what is not there
         scales = scale_grid(held).transpose(axes).ravel()
-    return permuted(s, held, profile, scales, permute_block_dims(held.scheme, held.codes.ndim, axes))
+    return permuted(s, held, profile, scales, held.scheme.permute_block_dims(held.codes.ndim, axes))
 
 
 def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
@@ -253,18 +253,9 @@ def scale_grid(qt: QTensor) -> np.ndarray:
     return qt.scales.reshape(grid)
 
 
-def permute_block_dims(scheme: QuantScheme, rank: int, axes: list[int]) -> QuantScheme:
-    """``QuantScheme::permute_block_dims``: the block extents follow the tensor's axes (canonicalized again)."""
-    size = scheme.block_size()
-    if size is None:
-        return scheme
-    dims = size.to_dim_vec(rank)
-    return scheme.per_block(BlockSize([dims[a] for a in axes]), scheme.scale_dtype())
-
-
 def _moved_scheme(step: dict, qt: QTensor) -> QuantScheme:
     if step["op"] in ("transpose", "swap_dims", "permute"):
-        return permute_block_dims(qt.scheme, qt.codes.ndim, axes_of(step, qt.codes.ndim))
+        return qt.scheme.permute_block_dims(qt.codes.ndim, axes_of(step, qt.codes.ndim))
     return qt.scheme
 
 

@@ -210,13 +210,14 @@ class QuantScheme:
     def per_block(self, size: BlockSize | list[int] | tuple[int, ...], dtype: ScaleDtype) -> QuantScheme:
         return replace(self, block=BlockScale(size if isinstance(size, BlockSize) else BlockSize(size), dtype))
 
-    def block_at_rank(self, rank: int) -> QuantScheme:
-        """The scheme as ``permute_block_dims`` rewrites it for a tensor of ``rank`` (cubecl-common-0.11.3
-        src/quant/scheme.rs:141-147): ``BlockSize::new(to_dim_vec(rank))``, so a block longer than the rank keeps only
-        its leading entries; any other block is unchanged."""
-        if self.block is None or len(self.block.size) <= rank:
+    def permute_block_dims(self, rank: int, axes) -> QuantScheme:
+        """``QuantScheme::permute_block_dims`` (cubecl-common-0.11.3 src/quant/scheme.rs:141-147): the block's extents
+        at the rank (``to_dim_vec``: a block longer than the rank keeps only its leading entries) follow the tensor's
+        ``axes``, canonicalized again by ``BlockSize::new``."""
+        if self.block is None:
             return self
-        return self.per_block(self.block.size.to_dim_vec(rank), self.block.dtype)
+        dims = self.block.size.to_dim_vec(rank)
+        return self.per_block(BlockSize([dims[a] for a in axes]), self.block.dtype)
 
     # --- levels (§1.6) ---
     def tensor_scale(self) -> ScaleDtype | None:

@@ -78,8 +78,8 @@ MUTATIONS = [
     # ---- layout: routes, chains and checks ---------------------------------------------------------------
     m("oracle/routes.py", "scales = scale_grid(held).transpose(axes).ravel()", "scales = scale_grid(held).ravel()",
       "ndarray's q_permute moves the codes but not the scale grid (#5278)", LAYOUT),
-    m("oracle/routes.py", "return scheme.per_block(BlockSize([dims[a] for a in axes]), scheme.scale_dtype())",
-      "return scheme.per_block(BlockSize(dims), scheme.scale_dtype())", "block dims not permuted with the axes",
+    m("oracle/scheme.py", "return self.per_block(BlockSize([dims[a] for a in axes]), self.block.dtype)",
+      "return self.per_block(BlockSize(dims), self.block.dtype)", "block dims not permuted with the axes",
       LAYOUT),
     m("oracle/routes.py", '"flip": (move, move), "slice": (move, move), "select": (move, move),',
       '"flip": (move, requantize), "slice": (move, move), "select": (move, move),',
