@@ -68,6 +68,7 @@ def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
     words beyond it read as whatever the device memory holds there)."""
     check_gpu_reshape(held, s["shape"], profile)
     moved, shape = move(s, held, profile), s["shape"]
+    moved = replace(moved, **reshaped_words(held, shape))
     memory = kept_memory_axes(held, shape, profile)
     if memory is not None:  # the values stay a strided view of their buffer
         moved = replace(moved, memory_axes=memory, last_axis_moved=memory[-1] != len(shape) - 1)
@@ -80,6 +81,25 @@ def move_reshape(s: dict, held: QTensor, profile: Profile) -> QTensor:
     if grid > moved.scales.size:
         return replace(moved, undefined=PAST_BUFFER)
     return replace(moved, scales=moved.scales[:grid])
+
+
+def reshaped_words(held: QTensor, shape: list[int]) -> dict:
+    """``q_reshape`` reshapes the values' *words*, not the elements: the words view (the packed dim divided by the
+    packing factor, counted in the old rank) takes the new shape with the packed dim divided again, counted in the
+    new rank (``ops/base.rs:345-363``, ``UpdateStrides`` or a contiguous copy of the same words, :476-483). The
+    lanes of a word run along the packed axis, so where that axis is an outer one (a store the GPU keeps packed
+    along it, 0.23) a reshape that moves it reorders the elements: ``[4, 4] -> [4, 4, 1]`` transposes (burn bug,
+    docs/findings.md). The new codes, as fields of the moved tensor (none where nothing changes)."""
+    store, n, codes = held.scheme.store, held.scheme.num_quants(), held.codes
+    if store.kind == "Native" or store.dim == 0 or n == 1 or not shape or codes.ndim <= store.dim:
+        return {}
+    p, q = codes.ndim - 1 - store.dim, len(shape) - 1 - store.dim
+    if codes.shape[p] % n:  # padded words: their count differs from the new shape's, which burn never checks
+        return {"undefined": held.undefined or "a reshape of padded words (the packed dim not a whole number of words)"}
+    split = (*codes.shape[:p], codes.shape[p] // n, n, *codes.shape[p + 1:])
+    lanes = np.moveaxis(codes.reshape(split), p + 1, -1)
+    words = [*shape[:q], shape[q] // n, *shape[q + 1:], n]
+    return {"codes": np.moveaxis(lanes.reshape(words), -1, q + 1).reshape(shape)}
 
 
 PAST_BUFFER = "a reshape gave the scale tensor more blocks than its buffer holds: its kernels read past the scales"

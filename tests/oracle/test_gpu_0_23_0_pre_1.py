@@ -13,6 +13,7 @@ from burn_panics import raises
 from oracle import QuantScheme, QuantValue, ScaleDtype
 from oracle.layout import run_steps
 from oracle.quantize import held_scheme
+from oracle.routes import reshaped_words
 from oracle.profiles import get_profile
 
 WGPU, VULKAN = "burn-0.23.0-pre.1/wgpu", "burn-0.23.0-pre.1/vulkan"
@@ -174,3 +175,21 @@ def test_block_scales_of_a_tensor_packed_along_an_outer_axis_are_walked_over_the
             o.quantize_dynamic(x, outer.per_block([4], ScaleDtype.F32), profile=profile)
         o.quantize_dynamic(x, outer.per_tensor(ScaleDtype.F32), profile=profile)  # one scale: no walk
         o.quantize_dynamic(x, PACKED.per_block([4], ScaleDtype.F32), profile=profile)  # packed along the last dim
+
+
+def test_q_reshape_moves_words_so_an_outer_packed_axis_can_transpose():
+    # Q8S PackedU32(1) on a [4, 4] tensor: one word per column, its 4 lanes down axis 0 (word j = column j).
+    # q_reshape to [4, 4, 1] reshapes the 4 words row-major into a [4, 1, 1] word grid whose lanes run down the new
+    # packed axis 1: new[i, l, 0] = lane l of word i = old[l, i], the transpose (a burn bug, docs/findings.md).
+    outer = Q8S.with_store(o.QuantStore.packed_u32(1))
+    codes = np.arange(16, dtype=np.int8).reshape(4, 4)
+    held = o.QTensor(codes, np.array([0.5], np.float32), None, outer)
+    assert reshaped_words(held, [4, 4, 1])["codes"].tolist() == codes.T[..., None].tolist()
+    # [8, 3] -> [2, 4, 3]: words (w, c) hold rows 4w..4w+3 of column c and land at (w, 0, c), lanes down axis 1:
+    # new[w, l, c] = old[4w + l, c], the row-major reshape itself.
+    tall = o.QTensor(np.arange(24, dtype=np.int8).reshape(8, 3), np.array([0.5], np.float32), None, outer)
+    assert reshaped_words(tall, [2, 4, 3])["codes"].tolist() == tall.codes.reshape(2, 4, 3).tolist()
+    # a packed dim of 3 is not whole words: the padded words' count is not the new shape's
+    padded = o.QTensor(np.zeros((3, 4), np.int8), np.array([0.5], np.float32), None, outer)
+    assert "padded words" in reshaped_words(padded, [3, 4, 1])["undefined"]
+    assert reshaped_words(o.QTensor(codes, np.array([0.5], np.float32), None, PACKED), [4, 4, 1]) == {}
