@@ -149,6 +149,25 @@ def failed_on_stream(p: BurnPanic, profile: Profile) -> bool:
     return p.code == "fusion.deferred" or p.code in profile.stream_panics
 
 
+QUEUED_LAYOUT_OPS = frozenset({"reshape", "transpose", "swap_dims", "permute", "flip", "select", "slice", "expand"})
+"""Layout steps burn-fusion queues as one stream op that runs the backend's own ``q_*`` on its device thread
+(burn-fusion src/ops/qtensor.rs: 0.22.1 and 0.23.0-pre.1 alike); ``gather``, ``repeat_dim`` and ``cat`` are trait
+defaults above the backend, each of their ops queued on its own."""
+
+QUANTIZE_DYNAMIC_CHECKS = frozenset({"range.block_not_divisible", "range.absmean_two_level",
+                                     "qparams.block_dtype_too_wide"})
+"""burn-backend's ``quantize_dynamic`` default's host-side asserts: inside a queued layout op (burn-cubecl's
+requantizing ``q_select`` / ``q_slice``) they run on the stream too (found by fuzzing the fused 0.23 WGSL binary,
+seed 20261216: qlayout case 1007, float_ops case 7127, a ``select`` that leaves a partial block)."""
+
+
+def queued_failure(p: BurnPanic, s: dict, profile: Profile) -> bool:
+    """Whether step ``s``'s panic ``p`` is raised on the stream (:func:`failed_on_stream`), counting the
+    requantize's own asserts in a :data:`QUEUED_LAYOUT_OPS` step."""
+    return failed_on_stream(p, profile) or (profile.errored_handles and s["op"] in QUEUED_LAYOUT_OPS
+                                            and p.code in QUANTIZE_DYNAMIC_CHECKS)
+
+
 def stream_step(held: QTensor | np.ndarray | Errored, s: dict, profile: Profile):
     """:func:`step` as a fused build runs it: a stream op's failure is held by its output (:class:`Errored`) and
     reported by the read that needs it (``Profile.errored_handles``); elsewhere it is raised at the call."""
@@ -157,7 +176,7 @@ def stream_step(held: QTensor | np.ndarray | Errored, s: dict, profile: Profile)
     try:
         return step(held, s, profile)
     except BurnPanic as p:
-        if not (profile.errored_handles and failed_on_stream(p, profile)):
+        if not (profile.errored_handles and queued_failure(p, s, profile)):
             raise
         return Errored.of_step(held, s, surfaced_at_read(p), profile)
 
@@ -210,26 +229,40 @@ def run_steps(qt: QTensor, steps: list[dict], profile: Profile,
         try:
             held = stream_step(held, s, profile)
         except BurnPanic as p:
-            if s["op"] != "matmul" or p.code not in UNWRITTEN_MATMUL:
+            if not (_unwritten(p, profile) or (profile.errored_handles and p.code in READ_FAILURES)):
                 raise
-            return _past_unwritten_matmul(held, steps[i:], p, profile)
+            return _past_read_failure(held, steps[i:], p, profile)
     return read_back(held, profile)
 
 
 UNWRITTEN_MATMUL = frozenset({"wgsl.matmul_i8_unwritten", "wgsl.fp8_scalar_unwritten"})
 """A matmul kernel WGSL cannot compile, reported at the read as bytes never written (``read_failure``)."""
 
+READ_FAILURES = frozenset({"fusion.deferred", "fusion.skipped"})
+"""A failure a fused build's tensor holds, raised by the read that needs it (``Errored.read``)."""
 
-def _past_unwritten_matmul(held: QTensor | np.ndarray, steps: list[dict], failure: BurnPanic,
-                           profile: Profile) -> tuple[np.ndarray, None]:
-    """The launch of ``steps[0]``, a matmul, failed to compile and returned: its float output is never written, the
-    later steps run on it (their host-side panics first), and only a read of its bytes meets the failure. A result
-    with no element reads no bytes, so it comes back empty (found by fuzzing the 0.22.1 WGSL binary, seed 20261216,
-    qlayout cases 25 and 289: a Native Q8S matmul, then ``select`` of no index or a ``reshape`` with a 0)."""
+
+def _unwritten(p: BurnPanic, profile: Profile) -> bool:
+    """A kernel that failed to compile and returned (WGSL's i8 or scalar fp8 declarations, the fused i8 read): its
+    output is never written, and only a read of its bytes meets the failure."""
+    return p.code in UNWRITTEN_MATMUL or (profile.fused_i8_panic is not None and p.code == profile.fused_i8_panic)
+
+
+def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: BurnPanic,
+                       profile: Profile) -> tuple[np.ndarray, None]:
+    """``steps[0]`` failed in a way only a read reports: its output is never written (:func:`_unwritten`) or holds
+    the failure (:data:`READ_FAILURES`). The later steps run on it (their host-side panics first); a result
+    burn-tensor makes alone (``empty_short_cut``) reads nothing of it, and neither does a result with no element
+    of unwritten bytes, so it comes back empty (found by fuzzing the 0.22.1 WGSL binary, seed 20261216, qlayout
+    cases 25 and 289: a Native Q8S matmul, then ``select`` of no index or a ``reshape`` with a 0; and the fused
+    0.23 WGSL binary, qlayout cases 235 and 18119: a fused read of Native Q8S codes, then ``repeat_dim`` 0 times;
+    an empty ``select`` whose requantize failed on the stream, then a ``cat`` of empty tensors)."""
     x = step(np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32), steps[0], profile)
+    fresh = False
     for s in steps[1:]:
+        fresh = fresh or empty_short_cut(s, x.shape)
         x = step(x, s, profile)
-    if x.size:
+    if not (fresh or (x.size == 0 and _unwritten(failure, profile))):
         raise failure
     return np.ascontiguousarray(x, dtype=np.float32), None
 

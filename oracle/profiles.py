@@ -218,7 +218,10 @@ _FUSED_WGSL = dict(
         "cubecl.scale_bindings", "cubecl.global_tensor_not_f32", "cubecl.packed_axis_swap", "cubecl.q_flip",
         "cubecl.reshape_nd_block", "cubecl.reshape_split_nd_block", "cubecl.reshape_split_block",
         "cubecl.reshape_spread_block", "cubecl.reshape_packed_dim", "cubecl.reshape_recompute_sub_byte",
-        "cubecl.reshape_recompute_block"}),
+        "cubecl.reshape_recompute_block",
+        # the same launch's mode check and the empty block's unwrap in check_block_size_compat (found by fuzzing the
+        # fused 0.23 build, seed 20261216: quantize cases 1271, 998, quantize_dynamic cases 2534, 942)
+        "cubecl.unsupported_scheme", "ndarray.nan_code"}),
     # burn-cubecl-fusion src/engine/codegen/ir.rs from_quant_scheme (0.22.1 :921-957, 0.23.0-pre.1 :941-965)
     fused_read="cubecl_fusion",
     fused_i8_panic="fusion.i8_unwritten",  # measured: `array<vec4<i8>>` fails WGSL validation

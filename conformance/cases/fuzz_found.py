@@ -13,7 +13,7 @@ BURN = "burn-backend 0.22.0-pre.3"
 
 def cases():
     return (_mutant_escapes() + _real_burn() + _layout_ndarray() + _layout_flex() + _real_wgpu() + _real_gpu_0_22_1() +
-            _real_gpu_0_23() + _real_fused_0_22_1() + _float_ops())
+            _real_gpu_0_23() + _real_fused_0_22_1() + _real_fused_0_23() + _float_ops())
 
 
 def _float_ops():
@@ -474,6 +474,44 @@ def _real_fused_0_22_1():
     ]
 
 
+def _real_fused_0_23():
+    """Found by fuzzing burn 0.23.0-pre.1's default (fused) WGSL binary (lavapipe; seed 20261216) against
+    burn-0.23.0-pre.1/wgpu-fused: B::quantize's launch checks run on burn-fusion's stream, all of them."""
+    return [
+        case("quantize_dynamic/fuzz/lookup-mode-refused-on-the-stream", "quantize_dynamic",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1), mode="Lookup")}, {"x": f32(np.arange(8).reshape(4, 2))},
+             spec=("§7.6",),
+             reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, quantize_dynamic case 2534, quantize "
+                    "case 1271): the quantize launch refuses a scheme that is not Symmetric ('Unsupported "
+                    "quantization scheme'), on burn-fusion's stream on the fused build, so it surfaces at the read; "
+                    "the lean builds panic at the call"),
+        case("quantize/fuzz/empty-block-unwrap-on-the-stream", "quantize",
+             {"scheme": scheme("Q8S", store=("PackedU32", 0), raw_block=[], tensor="F32"), "api": "tensor"},
+             {"x": f32(np.ones((2, 4))), "scales": f32(np.ones((2, 4))), "global": f32([1.0])}, spec=("§7.6",),
+             reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, quantize case 998, quantize_dynamic "
+                    "case 942): check_block_size_compat's `last().unwrap()` of an empty block is part of the same "
+                    "launch, on the stream on the fused build"),
+        _ql("qlayout/fuzz/fused-i8-read-then-empty-repeat", scheme("Q8S"),
+            [{"op": "mul_scalar", "value": 0.5}, {"op": "repeat_dim", "dim": 1, "times": 0}], [[-9, 96, 73, 8]],
+            [0.8125], spec=("§9.3",),
+            reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout case 235 and 171 more): the "
+                   "fused read of Native i8 codes fails to compile, but repeat_dim 0 times is answered by burn-tensor "
+                   "alone, so nothing reads the unwritten bytes and the empty result comes back"),
+        _ql("qlayout/fuzz/select-partial-block-on-the-stream", scheme("E5M2", store=("PackedU32", 1), block=[8]),
+            [{"op": "select", "dim": 1, "indices": [0]}], [[51], [-31], [14], [72]],
+            [0.75, 0.0146484375, 120.0, 0.5625], spec=("§9.3", "§5.1"),
+            reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout case 1007, float_ops case "
+                   "7127): burn-fusion queues q_select as one stream op, so the requantize's block assert inside "
+                   "burn-cubecl's q_select runs on the stream and surfaces at the read; lean builds panic at the call"),
+        _ql("qlayout/fuzz/empty-select-failure-dropped-by-empty-cat", scheme("E4M3", store=("PackedU32", 0)),
+            [{"op": "select", "dim": 0, "indices": [0]}, {"op": "cat", "dim": 1, "copies": 2}],
+            np.zeros((7, 0), np.int8), [0.0859375], spec=("§9.3",),
+            reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout cases 18119 and 13685): "
+                   "the requantize of an empty select fails in its reduction on the stream, and a cat of tensors "
+                   "empty along the dim is answered by burn-tensor alone, which leaves the failure behind"),
+    ]
+
+
 def _ql(alias, sch, steps, codes, scales, *, reason, spec):
     return case(alias, "qlayout", {"scheme": sch, "steps": steps},
                 {"codes": np.asarray(codes, np.int8), "scales": f32(scales)}, spec=spec, reason=reason)
@@ -617,6 +655,19 @@ def _real_gpu_0_23():
                     "one vector, the one holding the memory offset of the view's element 4n (cubek-quant "
                     "quantize.rs:441-465, cubecl-std's offset / vector size): word 1 packs column 4 of the view, "
                     "not column 1"),
+        _ql("qlayout/fuzz/outer-packed-reshape-reads-words", scheme("Q8S", store=("PackedU32", 1)),
+            [{"op": "reshape", "shape": [4, 4, 1]}], np.arange(16).reshape(4, 4) - 8, [0.5], spec=("§9.3",),
+            reason="found by fuzzing real burn 0.23 (WGSL, seed 20261216 float_ops case 12536, there through stack): "
+                   "q_reshape reshapes the values' words, each holding 4 codes along the packed axis 0, to the new "
+                   "shape's words with the packed dim counted in the new rank (axis 1; ops/base.rs:345-363); the "
+                   "lanes then run along axis 1, so [4, 4] -> [4, 4, 1] transposes the tensor (SPIR-V alike)"),
+        case("float_ops/fuzz/outer-packed-stack-transposes", "float_ops",
+             {"scheme": scheme("Q8S", store=("PackedU32", 1)), "steps": [{"op": "stack", "dim": 2, "copies": 1}]},
+             {"codes": i8(np.arange(16).reshape(4, 4) - 8), "scales": f32([0.5])}, spec=("§9.3", "§11"),
+             reason="found by fuzzing real burn 0.23 (WGSL, seed 20261216 float_ops case 12536): stack unsqueezes "
+                    "each copy (q_reshape to [4, 4, 1]), which reads a PackedU32(1) tensor's words along the new "
+                    "packed axis, so the tensor comes back transposed (one copy: a cat of two requantizes, which "
+                    "the fused build packs in another order, still open in docs/findings.md)"),
     ]
 
 
