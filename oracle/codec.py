@@ -183,7 +183,7 @@ class OneBytePerValue:
     def read(self, raw: np.ndarray, shape: tuple[int, ...], scheme: QuantScheme, scale_bytes: int,
              prof: Profile) -> tuple[np.ndarray, int]:
         store, value = scheme.store, scheme.value
-        if store.kind == "PackedU32" and store.dim != 0:
+        if store.kind == "PackedU32" and store.packs_outer_dim:
             raise panic("bytes.packed_dim", left=store.dim, right=0)
         if store.kind == "PackedNative" or (store.kind == "PackedU32" and value.is_float):
             raise panic("bytes.unsupported_store")

@@ -386,7 +386,7 @@ def laid_out(result: np.ndarray, s: dict, x: np.ndarray, other: np.ndarray | Non
 def packed_axis(held: QTensor | np.ndarray) -> int | None:
     """The axis of a store packed along an outer dim (``PackedU32(d)`` / ``PackedNative(d)``, ``d > 0``), else
     None: a float tensor, or a store packed along the innermost dim."""
-    if not isinstance(held, QTensor) or held.scheme.store.kind == "Native" or held.scheme.store.dim == 0:
+    if not isinstance(held, QTensor) or not held.scheme.store.packs_outer_dim:
         return None
     return held.codes.ndim - 1 - held.scheme.store.dim
 

@@ -89,6 +89,6 @@ def block_scale_order(shape: tuple[int, ...], scheme: QuantScheme) -> np.ndarray
     """``ValueLayout::block_scale_order``: the stored order of the block scales (positions in the row-major block
     grid), for a block scheme packed along an outer axis; None when they are stored row-major."""
     size = scheme.block_size()
-    if scheme.store.kind == "Native" or scheme.store.dim == 0 or size is None:
+    if not scheme.store.packs_outer_dim or size is None:
         return None
     return packed_order(tuple(size.num_blocks(shape)), scheme.store.dim).ravel()

@@ -97,7 +97,7 @@ def _packed_reads(x: np.ndarray, strides: tuple[int, ...], scheme: QuantScheme) 
     on a view that is not row-major a word packs memory neighbours, not the view's row-major run (found by fuzzing
     0.23 WGSL: a transposed view packed along an outer axis wrote one value twice). Any other view is read element
     by element, or copied contiguous first: its row-major values."""
-    if scheme.store.kind != "PackedU32" or scheme.store.dim == 0 or not x.size:
+    if scheme.store.kind != "PackedU32" or not scheme.store.packs_outer_dim or not x.size:
         return x
     nq, axis = scheme.num_quants(), x.ndim - 1 - scheme.store.dim
     if strides[axis] != 1 or x.shape[axis] % nq:
@@ -189,7 +189,7 @@ def _quantize(x: np.ndarray, scheme: QuantScheme, scales: np.ndarray, global_sca
         stages.scaled = np.array(v, dtype=np.float32).reshape(x.shape)
         codes = stages.codes = encode(v, scheme, profile).reshape(x.shape)
     codes = codes.reshape(x.shape)
-    if kernel.words_by_values and scheme.store.kind == "PackedU32" and scheme.store.dim != 0:
+    if kernel.words_by_values and scheme.store.kind == "PackedU32" and scheme.store.packs_outer_dim:
         codes = _placed_by_words(codes, scheme)
     return _finish(codes, scheme, held, glob, profile)
 
@@ -278,7 +278,7 @@ def held_scheme(scheme: QuantScheme, rank: int, profile: Profile) -> QuantScheme
     layout)."""
     if profile.stores_as_native:
         return scheme.with_store(NATIVE)
-    if profile.outer_packed_presented and scheme.store.kind != "Native" and 0 < scheme.store.dim < rank:
+    if profile.outer_packed_presented and scheme.store.packs_outer_dim and scheme.store.dim < rank:
         return scheme.permute_block_dims(rank, range(rank))
     return scheme
 
@@ -452,7 +452,7 @@ def _presented_word_grid(shape: tuple[int, ...], scheme: QuantScheme) -> tuple[i
     swapped back (``outer_packed_presented``): the kernel's scale layout walks the presented word grid (the shape
     with the packed axis in words) with its *last* dim times ``nq`` (cubek-quant-0.4.0-pre.1
     src/layout/scales.rs:218-252), whatever the packed axis. None for a store packed along the last dim."""
-    if scheme.store.kind != "PackedU32" or scheme.store.dim == 0 or not shape:
+    if scheme.store.kind != "PackedU32" or not scheme.store.packs_outer_dim or not shape:
         return None
     axis, nq = len(shape) - 1 - scheme.store.dim, scheme.num_quants()
     words = list(shape)

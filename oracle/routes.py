@@ -91,7 +91,7 @@ def reshaped_words(held: QTensor, shape: list[int]) -> dict:
     along it, 0.23) a reshape that moves it reorders the elements: ``[4, 4] -> [4, 4, 1]`` transposes (burn bug,
     docs/findings.md). The new codes, as fields of the moved tensor (none where nothing changes)."""
     store, n, codes = held.scheme.store, held.scheme.num_quants(), held.codes
-    if store.kind == "Native" or store.dim == 0 or n == 1 or not shape or codes.ndim <= store.dim:
+    if not store.packs_outer_dim or n == 1 or not shape or codes.ndim <= store.dim:
         return {}
     p, q = codes.ndim - 1 - store.dim, len(shape) - 1 - store.dim
     if codes.shape[p] % n:  # padded words: their count differs from the new shape's, which burn never checks

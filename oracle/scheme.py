@@ -71,6 +71,12 @@ class QuantStore:
         if self.kind not in STORE_KINDS or type(self.dim) is not int or self.dim < 0:
             raise ValueError(f"not a QuantStore: {self.kind!r}({self.dim!r}); kinds: {', '.join(STORE_KINDS)}")
 
+    @property
+    def packs_outer_dim(self) -> bool:
+        """A packed store whose packed dim is not the innermost (``PackedU32(d)`` / ``PackedNative(d)``, ``d > 0``):
+        the layout burn's GPU kernels and 0.23's packed lines treat apart."""
+        return self.kind != "Native" and self.dim > 0
+
     def size_bits(self, value: QuantValue) -> int:
         if self.kind == "Native":
             return value.size_bits
