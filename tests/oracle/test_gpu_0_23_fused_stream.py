@@ -1,0 +1,61 @@
+"""burn-wgpu 0.23.0-pre.1's default build (profile ``burn-0.23.0-pre.1/wgpu-fused``) on ``qlayout`` chains: what a
+read meets of a failure on the way (docs/findings.md, "Its per-op campaign"). Each expected outcome is what
+``qconform-burn-0_23_0_pre_1-wgpu-fused`` answered on Mesa lavapipe for the fuzz case named beside it (seed
+20261216, 2026-12-07)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import BurnPanic
+from oracle.ops import run
+
+FUSED, LEAN = "burn-0.23.0-pre.1/wgpu-fused", "burn-0.23.0-pre.1/wgpu"
+Q8S = {"block": None, "mode": "Symmetric", "store": "Native", "tensor": None, "value": "Q8S"}
+ROW = {"codes": np.array([[-9, 96, 73, 8]], np.int8), "scales": np.array([0.8125], np.float32)}
+
+
+def _qlayout(scheme, steps, inputs, profile=FUSED):
+    return run("qlayout", {"scheme": scheme, "steps": steps}, inputs, profile=profile)
+
+
+def test_a_fused_reads_compile_failure_is_met_by_the_read_of_its_bytes():
+    with pytest.raises(BurnPanic) as err:
+        _qlayout(Q8S, [{"op": "mul_scalar", "value": 0.5}], ROW)
+    assert err.value.code == "fusion.i8_unwritten"
+
+
+@pytest.mark.parametrize("last", [
+    {"op": "repeat_dim", "dim": 1, "times": 0},  # case 235: burn-tensor answers it alone
+    {"op": "slice", "ranges": [[0, 1, 1], [2, 2, 1]]},  # an empty slice: the same short cut
+])
+def test_an_empty_result_burn_tensor_answers_alone_reads_none_of_the_unwritten_bytes(last):
+    out = _qlayout(Q8S, [{"op": "mul_scalar", "value": 0.5}, last], ROW)
+    assert out["x"].shape == (1, 0) and out["x"].dtype == np.float32
+
+
+def test_a_later_reshapes_count_panic_comes_before_the_read():
+    # case 942: expand [6] (its fused read fails to compile), then a reshape to [0, 1]: burn-tensor's count check
+    with pytest.raises(BurnPanic) as err:
+        _qlayout(Q8S, [{"op": "expand", "shape": [6]}, {"op": "reshape", "shape": [0, 1]}],
+                 {"codes": np.arange(6, dtype=np.int8), "scales": np.array([0.5], np.float32)})
+    assert err.value.code == "tensor.reshape_count"
+
+
+def test_a_selects_requantize_assert_runs_on_the_stream():
+    # case 1007: an E5M2 PackedU32(1) block-[8] tensor of shape [4, 1] selected along dim 1; burn-fusion queues
+    # q_select, so quantize_dynamic's block assert inside burn-cubecl's q_select surfaces at the read, 1 below
+    scheme = {"block": {"dtype": "F32", "size": [8]}, "mode": "Symmetric", "store": {"PackedU32": 1},
+              "tensor": None, "value": "E5M2"}
+    inputs = {"codes": np.array([[51], [-31], [14], [72]], np.int8),
+              "scales": np.array([0.75, 0.0146484375, 120.0, 0.5625], np.float32)}
+    steps = [{"op": "select", "dim": 1, "indices": [0]}]
+    assertion = "Tensor Shape { dims: [4, 1] } must be evenly divisible by block size [1, 8]"
+    with pytest.raises(BurnPanic) as err:
+        _qlayout(scheme, steps, inputs)
+    assert err.value.code == "fusion.skipped"
+    assert err.value.message.endswith(f"skipped 1 operation(s) below a failure: {assertion}")
+    with pytest.raises(BurnPanic) as err:
+        _qlayout(scheme, steps, inputs, profile=LEAN)
+    assert (err.value.code, err.value.message) == ("range.block_not_divisible", assertion)
