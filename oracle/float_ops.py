@@ -43,7 +43,7 @@ from .quantize import quantize_dynamic
 from .routes import check_matmul, float_i8, requantized_by, route, values
 from .scheme import NATIVE, QuantScheme
 from .support import fused_inputs, fused_read
-from .views import PURE_MOVES, vecmat_swap
+from .views import PURE_MOVES, check_matmul_rank, vecmat_swap
 from .vocabulary import FLOAT_STEPS
 
 COMPARISONS = {"greater_elem": np.greater, "greater_equal_elem": np.greater_equal, "lower_elem": np.less,
@@ -448,6 +448,7 @@ def matmul(held: QTensor | np.ndarray, s: dict, profile: Profile) -> np.ndarray:
     kernel, ``ternary_matmul``'s op)."""
     if profile.gemm_crashes:
         raise UndefinedBehaviour("the device crashes (SIGSEGV) in burn's float matmul kernel")
+    check_matmul_rank(np.shape(held.codes if isinstance(held, QTensor) else held), s)
     operand = quantized_operand(s, profile)
     if isinstance(s.get("lhs"), list) and isinstance(s.get("shape"), list):
         lhs = np.asarray(s["lhs"], dtype=np.float32).reshape(s["shape"])

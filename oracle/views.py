@@ -123,6 +123,8 @@ def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
     (``Profile.reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i`` (past the source's rank,
     ``self.dims[idx]`` panics); otherwise the target is literal. Then its element count is checked, as burn-tensor's
     ``ReshapeArgs::into_shape`` does before any backend's reshape runs."""
+    if s["op"] == "matmul":
+        check_matmul_rank(shape, s)
     if s["op"] != "reshape":
         return s
     if zero_keeps_dim and 0 in s["shape"]:
@@ -133,6 +135,15 @@ def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
     # burn-tensor's `into_shape` checks the count before the backend's reshape sees the target (its checks come after)
     check_reshape_count(shape, s["shape"])
     return s
+
+
+def check_matmul_rank(shape: tuple[int, ...], s: dict) -> None:
+    """``Tensor<B, D>::matmul(other: Tensor<B, D>)``: a float other side of another rank is no call burn's typed API
+    can make, so such a step is a malformed request, not a panic of burn's."""
+    other = s.get("shape")
+    if isinstance(other, list) and len(other) != len(shape):
+        raise ValueError(f"a matmul step's float side has rank {len(other)} ({other}), the tensor rank {len(shape)} "
+                         f"({list(shape)}): burn's matmul takes two tensors of the same rank")
 
 
 def check_reshape_count(shape: tuple[int, ...], target: list[int]) -> None:

@@ -241,3 +241,13 @@ def test_expand_of_a_quantized_tensor_is_a_float_tensor():
     out = qlayout(Q8S, codes, [0.25], [{"op": "expand", "shape": [3, 2]}], NDARRAY)
     assert out["quantized"] is False
     same(out["x"], [[0.5, -1], [0.5, -1], [0.5, -1]])
+
+
+@pytest.mark.parametrize("op, first", [("qlayout", {"op": "mul_scalar", "value": 0.5}), ("float_ops", {"op": "abs"})])
+def test_a_matmul_with_a_float_side_of_another_rank_is_a_malformed_step(op, first):
+    # burn's typed API cannot make the call (Tensor<B, D>::matmul takes a Tensor<B, D>): a clear error, no crash
+    params = {"scheme": {"block": None, "mode": "Symmetric", "store": "Native", "tensor": None, "value": "Q8S"},
+              "steps": [first, {"op": "matmul", "rhs": [1.0, 2.0], "shape": [1, 2]}]}
+    inputs = {"codes": np.array([3], np.int8), "scales": np.array([0.5], np.float32)}
+    with pytest.raises(ValueError, match="same rank"):
+        o.run(op, params, inputs, profile="burn-0.22.1/flex")
