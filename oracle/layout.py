@@ -258,13 +258,30 @@ def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: B
     0.23 WGSL binary, qlayout cases 235 and 18119: a fused read of Native Q8S codes, then ``repeat_dim`` 0 times;
     an empty ``select`` whose requantize failed on the stream, then a ``cat`` of empty tensors)."""
     x = step(np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32), steps[0], profile)
-    fresh = False
+    fresh, in_block = False, failure.code == profile.fused_i8_panic
     for s in steps[1:]:
+        if in_block and s["op"] != "mul_scalar":
+            _check_block_end(s, x.shape)
+            in_block = False
         fresh = fresh or empty_short_cut(s, x.shape)
         x = step(x, s, profile)
     if not (fresh or (x.size == 0 and _unwritten(failure, profile))):
         raise failure
     return np.ascontiguousarray(x, dtype=np.float32), None
+
+
+def _check_block_end(s: dict, shape: tuple[int, ...]) -> None:
+    """The step that ends a fused elementwise block reading Native i8 codes. A ``select``, ``gather`` or ``cat`` along
+    a dim of size 1 there makes the outcome the process's: as the first chain of a fresh process burn-fusion runs the
+    block op by op (B::dequantize's launch check, ``Q8S is not supported for native quantization``, skipped below),
+    after chains that stored the block's fused kernel it runs that kernel (its i8 compile failure). Measured on the
+    fused 0.23 WGSL binary: qlayout case 56 (``mul_scalar`` twice, then ``gather`` on a ``[1]``) reads the launch
+    check first in two fresh processes and the compile failure after three other i8 chains; a ``select`` along a dim
+    of 4, or along a dim of 5 in ``float_ops``, reads the compile failure in a fresh process too."""
+    if s["op"] in ("select", "gather", "cat") and shape and shape[s["dim"]] == 1:
+        raise UndefinedBehaviour("a fused read of Native i8 codes ended by a select, gather or cat along a dim of "
+                                 "size 1: burn-fusion runs the block fused (the i8 compile failure) or op by op "
+                                 "(the dequantize's launch check) by what the process ran before")
 
 
 def read_back(held: QTensor | np.ndarray | Errored, profile: Profile) -> tuple[np.ndarray, QTensor | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracle import BurnPanic
+from oracle import BurnPanic, UndefinedBehaviour
 from oracle.ops import run
 
 FUSED, LEAN = "burn-0.23.0-pre.1/wgpu-fused", "burn-0.23.0-pre.1/wgpu"
@@ -59,3 +59,17 @@ def test_a_selects_requantize_assert_runs_on_the_stream():
     with pytest.raises(BurnPanic) as err:
         _qlayout(scheme, steps, inputs, profile=LEAN)
     assert (err.value.code, err.value.message) == ("range.block_not_divisible", assertion)
+
+
+def test_a_fused_i8_block_ended_by_a_gather_along_a_dim_of_one_is_the_processs_pick():
+    # case 56: a fresh process reads B::dequantize's launch check (skipped 3), a process that ran other i8 chains
+    # first reads the fused kernel's compile failure: undefined
+    one = {"codes": np.array([-105], np.int8), "scales": np.array([0.00390625], np.float32)}
+    steps = [{"op": "mul_scalar", "value": 0.25}, {"op": "mul_scalar", "value": 0.25},
+             {"op": "gather", "dim": 0, "indices": [0, 0, 0], "shape": [3]}]
+    with pytest.raises(UndefinedBehaviour, match="by what the process ran before"):
+        _qlayout(Q8S, steps, one)
+    # a select along the row's dim of 4 reads the compile failure in a fresh process too
+    with pytest.raises(BurnPanic) as err:
+        _qlayout(Q8S, [{"op": "mul_scalar", "value": 0.25}, {"op": "select", "dim": 1, "indices": [0, 0]}], ROW)
+    assert err.value.code == "fusion.i8_unwritten"
