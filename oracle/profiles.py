@@ -399,6 +399,9 @@ _DEFAULT_OPS_2026_12_01 = ("round_up", "encode_scales", "decode_scales", "comput
                            "quantize", "quantize_dynamic", "dequantize", "to_bytes", "from_bytes", "pack_u32",
                            "unpack_u32", "ternary_matmul", "scheme_info", "qlayout", "quantize_view")
 _DEFAULT_OPS = _DEFAULT_OPS_2026_12_01 + ("float_ops",)
+# The ops the fused 0.23 WGSL binary's first per-op campaign (seed 20261216, oracle at 2921629) found nothing in.
+_CLEAN_0_23_FUSED_2026_12_07 = tuple(op for op in _DEFAULT_OPS
+                                     if op not in ("quantize", "quantize_dynamic", "qlayout", "float_ops"))
 _DIGEST = ("a 200,000-case digest of the mixed default stream (seed 1130, about 8,000 cases per weight-1 op), "
            "digests equal: not 20,000 cases per op")
 
@@ -728,8 +731,8 @@ EVIDENCE: dict[str, Evidence] = {
                                                  "19,966 judged, 30 not applicable, 4 undefined (skipped)"),)),
         "docs/findings.md, burn-wgpu's default build"),
     "burn-0.23.0-pre.1/wgpu": Evidence(
-        "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu",
-        "1791 vectors: 1551 passed, 240 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
+        "proven", "qconform-burn-0_23_0_pre_1-wgpu",
+        "1798 vectors: 1558 passed, 240 not applicable, 0 diverging (2026-12-07, --strict-messages --exact-burn, "
         "float_ops claimed; on 1663 vectors first judged 1193 passed, 106 failed before the fit); built in `make "
         "burn-all`, not in CI",
         Campaign(20261202, None, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_23_0_pre_1-wgpu", "4cd0b3e", 2,
@@ -760,7 +763,20 @@ EVIDENCE: dict[str, Evidence] = {
                                 "f5837f2", 1,
                                 "18,145 judged, 93 undefined (skipped), 1,761 not applicable; open: case 12536 (a "
                                 "loaded Q8S PackedU32(1) [6, 4, 4] tensor stacked along dim 3 with one copy comes "
-                                "back with each [4, 4] slice transposed; SPIR-V gives the logical order)"))),
+                                "back with each [4, 4] slice transposed)"),
+                       Campaign(20261216, 20_000, ("float_ops",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu",
+                                "0825cca", 0,
+                                "again after case 12536 was modelled (q_reshape reshapes the values' words, so a "
+                                "reshape that moves an outer packed axis transposes): 18,146 judged, 93 undefined "
+                                "(skipped), 1,761 not applicable, 128 s, no fault"),
+                       Campaign(20261216, 20_000, tuple(op for op in _DEFAULT_OPS if op != "float_ops"), "2026-12-07",
+                                "qconform-burn-0_23_0_pre_1-wgpu", "41afb33", 0,
+                                "every other default op again at the oracle of that model, one fuzz per op beside "
+                                "other runs, no fault: every case of round_up, encode_scales, decode_scales, to_bytes, "
+                                "from_bytes, pack_u32, unpack_u32, ternary_matmul and scheme_info judged; 11,160-11,165 "
+                                "of compute_range, compute_q_params, quantize_dynamic and dequantize, quantize 7,348, "
+                                "qlayout 19,953, quantize_view 19,946. With it every default op has a clean 20,000-case "
+                                "run of seed 20261216: proven"))),
         "docs/findings.md, burn 0.23.0-pre.1 on the GPU route"),
     "burn-0.23.0-pre.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-wgpu-fused",
@@ -774,7 +790,23 @@ EVIDENCE: dict[str, Evidence] = {
                  "result reads back with no failure from the ops above it (twice); a permuted E4M3 PackedU32 lhs of "
                  "a matmul meets the lean build's scalar-fp8 compile error: not 20,000 cases per op",
                  then=(_quantize_view_2026_12_06("qconform-burn-0_23_0_pre_1-wgpu-fused", "5be7e02", 2,
-                                                 _OUTER_PACKED_0_23),)),
+                                                 _OUTER_PACKED_0_23),
+                       Campaign(20261216, 20_000, _CLEAN_0_23_FUSED_2026_12_07, "2026-12-07",
+                                "qconform-burn-0_23_0_pre_1-wgpu-fused", "2921629", 0,
+                                "scripts/fuzz-campaign.sh with FUZZ_TIMEOUT=120, one fuzz per op, beside other runs "
+                                "(2 h 10 min in all): every case of round_up, encode_scales, decode_scales, to_bytes, "
+                                "from_bytes, pack_u32, unpack_u32, ternary_matmul and scheme_info judged; 11,161-11,165 "
+                                "of compute_range, compute_q_params and dequantize, quantize_view 19,946"),
+                       Campaign(20261216, 20_000, ("quantize", "quantize_dynamic", "qlayout", "float_ops"),
+                                "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu-fused", "2921629", 255,
+                                "the same campaign's other four ops: quantize 9 and quantize_dynamic 9 (the quantize "
+                                "launch's mode check and an empty block's unwrap, on the stream), qlayout 233 in ten "
+                                "classes (182 a fused read's compile failure or a held failure left behind by an "
+                                "empty result burn-tensor answers alone; 30 a later reshape's count panic first; "
+                                "5 a select's requantize assert on the stream: modelled since; open: 14 where the "
+                                "read reports B::dequantize's launch check, not the fused i8 read, depending on the "
+                                "process's history, 2 an fp8 scalar compile error), float_ops 4 (3 the select "
+                                "assert, modelled; case 12536, the two-copy stack, open): docs/findings.md"))),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
