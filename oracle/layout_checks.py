@@ -21,14 +21,17 @@ def check_wgsl_matmul(qt: QTensor, profile: Profile, side: str = "lhs") -> None:
     """A one-level Native tensor goes into the quantized matmul kernel, whose i8 (or scalar fp8) input WGSL cannot
     declare (measured); a two-level one is dequantized first (and meets the i8 refusal). A one-level fp8 tensor
     fails to compile packed in u32 words too (E4M3/E5M2 ``PackedU32``: the kernel reads a scalar fp8; measured,
-    found by fuzzing, seed 2), except in a fused build, whose matmul reads the words itself (``fused_read``,
-    measured: the product of the dequantized codes). ``side``: where the quantized tensor sits, ``lhs``
+    found by fuzzing, seed 2), except in a fused build, whose matmul reads a per-block tensor's words itself
+    (``fused_read``, measured: the product of the dequantized codes); a per-tensor one fails there as on the lean
+    build (measured on the fused 0.23 WGSL binary: E4M3 and E5M2, ``PackedU32(0)`` and ``(1)``, contiguous or
+    transposed; found by fuzzing, seed 20261216, qlayout case 6588). ``side``: where the quantized tensor sits, ``lhs``
     (``q.matmul(f)``), ``rhs`` (``f.matmul(q)``) or ``self`` (``q.matmul(q)``), which decides the binding naga
     reports (:data:`_I8_BINDINGS`)."""
     fused = fused_read(qt.scheme, profile)
-    if qt.scheme.is_two_level() or fused == "u32":  # burn-cubecl-fusion's matmul reads packed words itself
-        return
     fp8 = qt.scheme.value.is_float and qt.scheme.value.size_bits == 8
+    words_read = fused == "u32" and not (fp8 and qt.scheme.block_size() is None)
+    if qt.scheme.is_two_level() or words_read:  # burn-cubecl-fusion's matmul reads packed words itself
+        return
     if fp8 and qt.scheme.store.kind in ("Native", "PackedU32"):
         raise deferred_panic("wgsl.fp8_scalar", profile)
     if qt.scheme.store.kind != "Native":

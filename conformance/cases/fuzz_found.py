@@ -497,6 +497,12 @@ def _real_fused_0_23():
             reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout case 235 and 171 more): the "
                    "fused read of Native i8 codes fails to compile, but repeat_dim 0 times is answered by burn-tensor "
                    "alone, so nothing reads the unwritten bytes and the empty result comes back"),
+        _ql("qlayout/fuzz/fp8-per-tensor-packed-matmul-fused", scheme("E4M3", store=("PackedU32", 0)),
+            [{"op": "matmul", "rhs": [0.5] * 32, "shape": [8, 4]}], np.arange(32).reshape(4, 8) % 50, [0.5],
+            spec=("§9.4",),
+            reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout case 6588): the fused "
+                   "matmul reads a per-block E4M3 tensor's u32 words itself (qlayout/fuzz/fp8-packed-matmul-wgsl), "
+                   "but a per-tensor one meets the lean build's scalar-fp8 compile failure"),
         _ql("qlayout/fuzz/select-partial-block-on-the-stream", scheme("E5M2", store=("PackedU32", 1), block=[8]),
             [{"op": "select", "dim": 1, "indices": [0]}], [[51], [-31], [14], [72]],
             [0.75, 0.0146484375, 120.0, 0.5625], spec=("§9.3", "§5.1"),
