@@ -806,7 +806,19 @@ EVIDENCE: dict[str, Evidence] = {
                                 "5 a select's requantize assert on the stream: modelled since; open: 14 where the "
                                 "read reports B::dequantize's launch check, not the fused i8 read, depending on the "
                                 "process's history, 2 an fp8 scalar compile error), float_ops 4 (3 the select "
-                                "assert, modelled; case 12536, the two-copy stack, open): docs/findings.md"))),
+                                "assert, modelled; case 12536, the two-copy stack, open): docs/findings.md"),
+                       Campaign(20261216, 20_000, ("quantize", "quantize_dynamic", "float_ops"), "2026-12-07",
+                                "qconform-burn-0_23_0_pre_1-wgpu-fused", "41afb33", 0,
+                                "again after those classes were modelled, beside other runs: 7,348, 11,160 and 17,258 "
+                                "judged (float_ops 996 undefined, 1,746 not applicable; case 12536 did not diverge "
+                                "again), no fault"),
+                       Campaign(20261216, 20_000, ("qlayout",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu-fused",
+                                "41afb33", 16,
+                                "the same run's qlayout (3,861 s): 19,901 judged, 38 undefined, 45 not applicable; 16 "
+                                "diverging in 3 classes, none run again since: 14 where the read reports B::dequantize's "
+                                "launch check or the fused i8 compile failure by the process's history (declared "
+                                "undefined at 5e839b7), 2 a per-tensor E4M3 PackedU32 matmul's scalar-fp8 compile "
+                                "failure (modelled since)"))),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
