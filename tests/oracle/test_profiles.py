@@ -125,8 +125,8 @@ def test_status_is_data_and_listed():
     assert oracle.get_profile("burn-0.22.1/wgpu").status == "proven"
     assert oracle.get_profile("burn-0.22.1/vulkan").status == "proven"
     assert oracle.status_line("burn-0.22.0-pre.3/cubecl").startswith("modelled: read from burn's source, not run")
-    # burn 0.23.0-pre.1's lean GPU route, fitted to its real binaries (docs/findings.md)
-    assert oracle.get_profile("burn-0.23.0-pre.1/wgpu").status == "suite_passing"
+    # burn 0.23.0-pre.1's lean GPU route, fitted to its real binaries (docs/findings.md); WGSL's per-op campaign clean
+    assert oracle.get_profile("burn-0.23.0-pre.1/wgpu").status == "proven"
     assert oracle.get_profile("burn-0.23.0-pre.1/vulkan").status == "suite_passing"
     # judged against its real build and still differing: never "modelled" (which says no build was judged), and the
     # listing says how far off it is, from the record
