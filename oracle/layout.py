@@ -245,7 +245,7 @@ READ_FAILURES = frozenset({"fusion.deferred", "fusion.skipped"})
 def _unwritten(p: BurnPanic, profile: Profile) -> bool:
     """A kernel that failed to compile and returned (WGSL's i8 or scalar fp8 declarations, the fused i8 read): its
     output is never written, and only a read of its bytes meets the failure."""
-    return p.code in UNWRITTEN_MATMUL or (profile.fused_i8_panic is not None and p.code == profile.fused_i8_panic)
+    return p.code in UNWRITTEN_MATMUL or p.code == profile.fused_i8_panic
 
 
 def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: BurnPanic,

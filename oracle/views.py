@@ -122,7 +122,8 @@ def resolve_step(shape: tuple[int, ...], s: dict, zero_keeps_dim: bool) -> dict:
     """Step ``s`` on a tensor of ``shape`` with its ``reshape`` target as burn reads it: where ``zero_keeps_dim``
     (``Profile.reshape_zero_keeps_dim``), a 0 at index ``i`` is the source's dim ``i`` (past the source's rank,
     ``self.dims[idx]`` panics); otherwise the target is literal. Then its element count is checked, as burn-tensor's
-    ``ReshapeArgs::into_shape`` does before any backend's reshape runs."""
+    ``ReshapeArgs::into_shape`` does before any backend's reshape runs. A ``matmul`` step's float side is checked
+    against the rank here too (:func:`check_matmul_rank`), before the step reaches any route."""
     if s["op"] == "matmul":
         check_matmul_rank(shape, s)
     if s["op"] != "reshape":
