@@ -29,6 +29,22 @@ def count(text: str) -> int:
     return value
 
 
+def indices(text: str) -> list[int]:
+    """Case indices, comma-separated: each a whole number of at least 0, none repeated (the order kept)."""
+    values = []
+    for part in text.split(","):
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {part!r} in {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"a case index is at least 0, got {part!r}")
+        if value in values:
+            raise argparse.ArgumentTypeError(f"case {value} given twice in {text!r}")
+        values.append(value)
+    return values
+
+
 def port(text: str) -> int:
     """A TCP port: 0 (any free one) to 65535."""
     try:

@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..arguments import count, seconds
+from ..arguments import count, indices, seconds
 from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
 from ..terminal import safe
@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     budget = ap.add_mutually_exclusive_group()
     budget.add_argument("--cases", type=count, help="number of cases (default 2000)")
     budget.add_argument("--time", type=seconds, metavar="SECONDS", help="fuzz for this long")
+    budget.add_argument("--at", type=indices, metavar="I,J,...", help="judge only these cases of the stream "
+                        "(the indices a summary lists for a class; the other options as in that run)")
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
@@ -129,17 +131,20 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
         print(f"qconform fuzz: interrupted ({e or 'SIGINT'}) while starting the backend", file=sys.stderr)
         return 128 + signal.Signals[str(e) or "SIGINT"].value
     try:
-        cases = args.cases if args.cases is not None or args.time is not None else 2000
-        report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out,
-                            log=lambda m: print(safe(m), flush=True))
+        log = lambda m: print(safe(m), flush=True)  # noqa: E731
+        if args.at is not None:
+            report = fuzzer.run_indices(args.at, shrink=not args.no_shrink, out=args.out, log=log)
+        else:
+            cases = args.cases if args.cases is not None or args.time is not None else 2000
+            report = fuzzer.run(cases=cases, seconds=args.time, shrink=not args.no_shrink, out=args.out, log=log)
     except RunnerError as e:  # --jobs: a worker's backend did not start
         print(safe(e), file=sys.stderr)
         return 3
     finally:
         fuzzer.close()
     print(safe("\n".join(report.lines())))  # messages and names are the backend's text
-    rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}",
-             f"--cases {report.cases}"] + ([f"--profile {args.profile}"] if args.profile else []) + \
+    budget = f"--at {','.join(map(str, args.at))}" if args.at is not None else f"--cases {report.cases}"
+    rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}", budget] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else []) + \
         (["--exact-burn"] if args.exact_burn else [])

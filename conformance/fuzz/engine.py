@@ -72,6 +72,7 @@ class Divergence:
     ops: dict = field(default_factory=dict)
     explained: dict = field(default_factory=dict)   # candidate -> on how many of the class's cases it matches
     first_index: int = -1
+    indices: list = field(default_factory=list)  # every case of the class, in the order judged
     choices: list = field(default_factory=list)
     case: FuzzCase | None = None
     verdict: object = None
@@ -325,6 +326,7 @@ class Fuzzer:
                                                        case=case, verdict=verdict)
             log(f"[case {index}] new divergence: {sig}")
         div.count += 1
+        div.indices.append(index)
         div.ops[case.op] = div.ops.get(case.op, 0) + 1
         for c in explained_by(getattr(verdict, "diagnosis", None) or {}):
             div.explained[c] = div.explained.get(c, 0) + 1
@@ -671,6 +673,7 @@ NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", 
 
 
 FAULT_KINDS = ("crashed", "timed out", "protocol error")  # a verdict of these kinds: the backend failed to answer
+INDICES_SHOWN = 40  # a class's case indices listed in the summary (the --at list to judge them again)
 DECLINES_SHOWN = 5  # the most frequent reasons of the backend's declined cases, each with its count
 FAULTED = "faulted"  # the status a case counts under when the backend faulted on it: counted, never a divergence
 NOT_RUN = "not run"  # a case never sent: the backend had given up (failed restarts in a row)
@@ -763,6 +766,7 @@ def merge_by_cause(divergences: dict) -> dict:
             out[div.signature] = div
             continue
         home.count += div.count
+        home.indices = sorted(home.indices + div.indices)
         for op, n in div.ops.items():
             home.ops[op] = home.ops.get(op, 0) + n
         for c, n in div.explained.items():
@@ -856,6 +860,11 @@ class FuzzReport:
         for div in sorted(self.divergences.values(), key=lambda d: -d.count):
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
+            if len(div.indices) > 1:
+                shown = ",".join(map(str, div.indices[:INDICES_SHOWN]))
+                more = len(div.indices) - INDICES_SHOWN
+                out.append(f"  its cases (judge them again with the same options and --at): {shown}"
+                           + (f" and {more} more" if more > 0 else ""))
             every = [c for c, n in div.explained.items() if n == div.count]
             if every:
                 out.append(f"  explained on all {div.count} cases by: {'; '.join(map(_named, every))}")

@@ -196,6 +196,30 @@ def test_cli_exit_status_seed_and_rerun_command(tmp_path, capsys):
     assert "digests equal" in capsys.readouterr().out
 
 
+def test_a_class_lists_its_cases_and_at_judges_them_again(tmp_path, capsys):
+    """Every diverging case is in exactly one class's list, and ``--at`` judges just those cases again: the same
+    class, the same count; a case outside every list passes alone."""
+    f = engine.Fuzzer("mutant:no-clamp", seed=3)
+    report = f.run(cases=300, shrink=False, log=lambda m: None)
+    f.close()
+    lists = [d.indices for d in report.divergences.values()]
+    assert all(len(d.indices) == d.count and d.first_index in d.indices for d in report.divergences.values())
+    listed = sorted(i for li in lists for i in li)
+    assert len(listed) == len(set(listed)) == report.statuses["failed"]
+    div = max(report.divergences.values(), key=lambda d: d.count)
+    assert div.count >= 2
+    from conformance.cli import main
+    at = ",".join(map(str, div.indices))
+    assert main(["fuzz", "--backend", "mutant:no-clamp", "--seed", "3", "--at", at, "--no-shrink",
+                 "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"DIVERGENCE x{div.count} (first at case {div.first_index}" in out and div.signature in out
+    assert f"--at): {at}" in out and f"--at {at}" in out  # the class's list and the rerun line
+    clean = next(i for i in range(300) if i not in set(listed))
+    assert main(["fuzz", "--backend", "mutant:no-clamp", "--seed", "3", "--at", str(clean),
+                 "--out", str(tmp_path)]) == 0
+
+
 @pytest.mark.parametrize("profile", ["burn-0.22.0-pre.3/ndarray", "burn-0.22.1/ndarray", "burn-0.22.1/flex"])
 def test_the_oracle_answers_every_layout_case(profile):
     """A valid request gets data or burn's panic, never a raw numpy error (ndarray's kept scale lists used to

@@ -212,16 +212,19 @@ def test_merged_classes_add_their_counts():
     holds every case of both, per op too; a class with another cause stays apart."""
     even = "codes: ties rounded to even (tie: even)"
     a = engine.Divergence("mismatch: codes: tie-breaking rule", count=3, ops={"quantize": 3},
-                          explained={even: 3}, first_index=4)
+                          explained={even: 3}, first_index=4, indices=[4, 7, 9])
     b = engine.Divergence("mismatch: codes: rounding", count=2, ops={"quantize": 1, "quantize_dynamic": 1},
-                          explained={even: 2, "codes: ties rounded toward zero (tie: toward_zero)": 2}, first_index=1)
+                          explained={even: 2, "codes: ties rounded toward zero (tie: toward_zero)": 2}, first_index=1,
+                          indices=[1, 8])
     c = engine.Divergence("mismatch: x: signed zero", count=4, ops={"dequantize": 4},
-                          explained={"x: -0.0 where burn gives +0.0 (decode: signed_zero)": 4}, first_index=0)
+                          explained={"x: -0.0 where burn gives +0.0 (decode: signed_zero)": 4}, first_index=0,
+                          indices=[0, 2, 3, 5])
     merged = engine.merge_by_cause({d.signature: d for d in (a, b, c)})
     assert {s: (d.count, d.ops) for s, d in merged.items()} == {
         "mismatch: codes: tie-breaking rule": (5, {"quantize": 4, "quantize_dynamic": 1}),
         "mismatch: x: signed zero": (4, {"dequantize": 4})}
     assert merged["mismatch: codes: tie-breaking rule"].first_index == 4  # the larger class keeps its first case
+    assert merged["mismatch: codes: tie-breaking rule"].indices == [1, 4, 7, 8, 9]  # and lists every case of both
 
 
 class SizeDependent:
