@@ -19,7 +19,7 @@ from .errors import BurnPanic, UndefinedBehaviour, skipped_below, surfaced_at_re
 from .layout_checks import check_wgsl_matmul
 from .profile import Profile
 from .qtensor import QTensor
-from .routes import ROUTES, check_matmul, float_, float_i8, requantize, route, values
+from .routes import ROUTES, check_matmul, float_, float_i8, requantize, route, stand_in, values
 from .scheme import NATIVE
 from .support import fused_read
 from .stages import Stages
@@ -289,7 +289,14 @@ def read_back(held: QTensor | np.ndarray | Errored, profile: Profile) -> tuple[n
     as contiguous f32, and for a quantized one its ``into_data()`` (``None`` for a float result)."""
     if isinstance(held, Errored):
         raise held.read()
-    x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
+    try:
+        x = np.ascontiguousarray(values(held, profile), dtype=np.float32)
+    except UndefinedBehaviour:
+        if isinstance(held, QTensor) and held.undefined is not None:  # values unknown: its store may still be refused
+            sure = stand_in(held)
+            into_data(QTensor(np.ascontiguousarray(sure.codes), sure.scales, sure.global_scale, sure.scheme),
+                      profile=profile)
+        raise
     if isinstance(held, np.ndarray):
         return x, None
     return x, into_data(QTensor(np.ascontiguousarray(held.codes), held.scales, held.global_scale, held.scheme),

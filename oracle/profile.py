@@ -371,6 +371,13 @@ class Profile:
     kernel that zeroes it): the values are whatever the allocation held, zeros in a fresh process and earlier
     results later (measured), so undefined."""
 
+    fused_cat_layout: bool = _flag()
+    """With ``fusion``: a fused ``cat`` may write its output in its operands' memory order (burn-cubecl-fusion
+    ``src/engine/launch/output.rs`` ``preferred_dim_order``, 0.22.1 and 0.23.0-pre.1: the concatenated operands vote,
+    weighted by bytes), so the requantize of a ``cat`` of a tensor packed along an outer dim, whose dequantized
+    operands hold that axis innermost, may read them that way. Which of the two layouts the planner picks depends on
+    how burn-fusion splits the stream into blocks, not modelled: undefined where the two give other codes."""
+
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
@@ -425,6 +432,6 @@ CONCERNS: dict[str, tuple[str, ...]] = {
                "reshape_refuses_spread_block", "reshape_zero_keeps_dim"),
     "device": ("max_vector_size", "read_failure", "gemm_crashes", "sum_crashes"),
     "build": ("fusion", "stream_panics", "autotune", "fused_read", "fused_i8_panic", "errored_handles",
-              "errored_float_ops", "keeps_same_shape_reshape", "k0_matmul_unwritten"),
+              "errored_float_ops", "keeps_same_shape_reshape", "k0_matmul_unwritten", "fused_cat_layout"),
 }
 _CONCERN_OF = {name: concern for concern, names in CONCERNS.items() for name in names}

@@ -232,6 +232,10 @@ _FUSED_WGSL = dict(
     keeps_same_shape_reshape=True,  # burn-fusion src/ops/qtensor.rs q_reshape (0.22.1 :156-159, 0.23.0-pre.1 :148-151)
     # measured: [4, 0] @ [0, 3] gives zeros in a fresh process, earlier results' values (2.0, 53.77, ...) in a suite run
     k0_matmul_unwritten=True,
+    # burn-cubecl-fusion src/engine/launch/output.rs:421-500 (0.22.1 and 0.23.0-pre.1); measured on the fused 0.23
+    # binary: a [1, 4, 4] PackedU32(1) cat of 2 or 3 copies, a [1, 2, 4, 4] one of 3, take the operands' order, a
+    # [1, 2, 4, 4] one of 2 copies, a [2, 4, 4] or [4, 4] one do not (float_ops seed 20261216 case 12536's class)
+    fused_cat_layout=True,
     # the fused kernels' vector width (burn-cubecl-fusion src/engine/launch/vectorization/planner.rs:387-411 asks
     # io_optimized_vector_sizes): cubecl-wgpu src/runtime.rs (0.11.3 :689, 0.12.0-pre.1 :767; measured: vec4, vec2
     # for a last dim of 6)

@@ -33,7 +33,7 @@ import numpy as np
 from .blocks import BlockLayout, num_params, params_shape
 from .choices import LAYOUT, FixedStep
 from .dequantize import dequantize
-from .errors import UndefinedBehaviour, panic
+from .errors import BurnPanic, UndefinedBehaviour, panic
 from .layout_checks import check_gpu_reshape, check_gpu_scale_permute, keeps_scale_shape, kept_memory_axes
 from .profile import Profile
 from .qtensor import QTensor
@@ -153,8 +153,44 @@ def private(s: dict, held: QTensor, profile: Profile) -> QTensor:
 
 def requantize(s: dict, held: QTensor, profile: Profile) -> QTensor:
     """The trait default ``dequant_op_quant!``: dequantized, the float op, the public ``quantize_dynamic``."""
-    return requantized_by(lambda h: float_(s, h, profile, in_backend=True), held, profile,
-                          strides=_float_view_strides(s, held, profile))
+    def float_op(h):
+        return float_(s, h, profile, in_backend=True)
+    out = requantized_by(float_op, held, profile, strides=_float_view_strides(s, held, profile))
+    reorders = profile.fused_cat_layout and s["op"] == "cat" and s["copies"] > 1 and out.undefined is None
+    if reorders and not _same_in_operand_order(out, float_op, s, held, profile):
+        return replace(out, undefined=FUSED_CAT_ORDER)
+    return out
+
+
+FUSED_CAT_ORDER = ("a fused cat of copies of a tensor packed along an outer dim is written in the order "
+                   "burn-cubecl-fusion's layout planner picks (the operands' or row-major), and the requantize packs "
+                   "it as laid out: the two give other codes here")
+
+
+def _same_in_operand_order(out: QTensor, float_op, s: dict, held: QTensor, profile: Profile) -> bool:
+    """A fused ``cat`` may be written in its operands' memory order (``Profile.fused_cat_layout``): each copy
+    dequantized from a store packed along an outer dim holds that axis innermost (``float_ops.device_order``), and
+    the requantize's packed quantize reads the cat through its strides (``quantize._packed_reads``). Found by fuzzing
+    the fused 0.23 WGSL binary (seed 20261216, float_ops case 12536's ``stack`` of two copies). Measured: the
+    operands' order only where the tensor has a dim of extent 1 (a ``stack``'s unsqueeze gives it one), and there not
+    always (``[1, 2, 4, 4]``: 3 copies along dim 0 yes, 2 no); the planner's pick is not modelled, so there, where the
+    two orders give other codes, the values are undefined. True where the operands' order gives ``out``'s codes, or
+    the two orders are one (no outer packed axis, or no dim of extent 1)."""
+    if not held.scheme.store.packs_outer_dim or 1 not in held.codes.shape:
+        return True
+    axis = held.codes.ndim - 1 - held.scheme.store.dim
+    shape = list(held.codes.shape)
+    shape[s["dim"]] *= s["copies"]
+    order = [a for a in range(len(shape)) if a != axis] + [axis]
+    strides = [0] * len(shape)
+    step = 1
+    for a in reversed(order):
+        strides[a], step = step, step * shape[a]
+    try:
+        other = requantized_by(float_op, held, profile, strides=tuple(strides))
+    except (BurnPanic, UndefinedBehaviour):
+        other = None
+    return other is not None and other.codes.tobytes() == out.codes.tobytes()
 
 
 def requantized_by(float_op, held: QTensor, profile: Profile, strides: tuple[int, ...] | None = None) -> QTensor:

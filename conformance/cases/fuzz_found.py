@@ -672,8 +672,31 @@ def _real_gpu_0_23():
              {"codes": i8(np.arange(16).reshape(4, 4) - 8), "scales": f32([0.5])}, spec=("§9.3", "§11"),
              reason="found by fuzzing real burn 0.23 (WGSL, seed 20261216 float_ops case 12536): stack unsqueezes "
                     "each copy (q_reshape to [4, 4, 1]), which reads a PackedU32(1) tensor's words along the new "
-                    "packed axis, so the tensor comes back transposed (one copy: a cat of two requantizes, which "
-                    "the fused build packs in another order, still open in docs/findings.md)"),
+                    "packed axis, so the tensor comes back transposed (one copy: two requantize their cat, "
+                    "float_ops/fuzz/fused-cat-in-operand-order)"),
+        *_fused_cat_layout(),
+    ]
+
+
+def _fused_cat_layout():
+    """Fuzz seed 20261216 float_ops case 12536's class on the fused 0.23 WGSL build: a requantized ``cat`` whose
+    operands hold a packed axis innermost, laid out by burn-cubecl-fusion's planner (``Profile.fused_cat_layout``)."""
+    q8s = scheme("Q8S", store=("PackedU32", 1))
+    loaded = {"codes": i8(np.arange(16).reshape(4, 4) - 8), "scales": f32([0.5])}
+    return [
+        case("float_ops/fuzz/fused-cat-in-operand-order", "float_ops",
+             {"scheme": q8s, "steps": [{"op": "stack", "dim": 2, "copies": 2}]}, loaded, spec=("§9.3", "§11"),
+             reason="found by fuzzing real burn 0.23 with fusion (WGSL, seed 20261216 float_ops case 12536's class): "
+                    "a stack of two copies requantizes their cat; the lean builds pack the row-major cat's memory "
+                    "neighbours along the outer axis, while burn-cubecl-fusion's layout planner may write a fused "
+                    "cat in its operands' memory order (the dequantized packed axis innermost; "
+                    "launch/output.rs preferred_dim_order), as it does here: undefined on the fused builds, whose "
+                    "pick between the two is not modelled"),
+        case("float_ops/fuzz/fused-cat-row-major-without-unit-dim", "float_ops",
+             {"scheme": q8s, "steps": [{"op": "cat", "dim": 0, "copies": 2}]}, loaded, spec=("§9.3", "§11"),
+             reason="measured on real burn 0.23 with fusion (WGSL): a requantized cat of a tensor with no dim of "
+                    "extent 1 ([4, 4] here; [2, 4, 4] and [2, 2, 4, 4] alike) is written row-major, so the fused "
+                    "build packs it as the lean builds do"),
     ]
 
 

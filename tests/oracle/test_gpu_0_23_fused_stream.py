@@ -8,8 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracle import BurnPanic, UndefinedBehaviour
+from oracle import BurnPanic, UndefinedBehaviour, float_ops, layout
 from oracle.ops import run
+from oracle.profiles import get_profile
+from oracle.routes import float_, requantized_by
+from oracle.scheme import QuantScheme
 
 FUSED, LEAN = "burn-0.23.0-pre.1/wgpu-fused", "burn-0.23.0-pre.1/wgpu"
 Q8S = {"block": None, "mode": "Symmetric", "store": "Native", "tensor": None, "value": "Q8S"}
@@ -73,3 +76,37 @@ def test_a_fused_i8_block_ended_by_a_gather_along_a_dim_of_one_is_the_processs_p
     with pytest.raises(BurnPanic) as err:
         _qlayout(Q8S, [{"op": "mul_scalar", "value": 0.25}, {"op": "select", "dim": 1, "indices": [0, 0]}], ROW)
     assert err.value.code == "fusion.i8_unwritten"
+
+
+# float_ops case 12536's class: a requantized cat of a PackedU32(1) tensor loaded as [4, 4] (codes -8..7, scale 0.5)
+OUTER = {"block": None, "mode": "Symmetric", "store": {"PackedU32": 1}, "tensor": None, "value": "Q8S"}
+LOADED = {"codes": np.arange(16, dtype=np.int8).reshape(4, 4) - 8, "scales": np.array([0.5], np.float32)}
+
+
+def _float_ops(steps, profile=FUSED):
+    return run("float_ops", {"scheme": OUTER, "steps": steps}, LOADED, profile=profile)
+
+
+def test_a_fused_cat_of_a_tensor_with_no_dim_of_one_is_row_major():
+    # the binary's codes for cat along dim 0 of two copies: each 4 x 4 block as the lean builds pack it
+    measured = np.array([-127, -64, 0, 64, -111, -48, 16, 79, -95, -32, 32, 95, -79, -16, 48, 111] * 2, np.int8)
+    steps = [{"op": "cat", "dim": 0, "copies": 2}]
+    assert _float_ops(steps)["codes"].ravel().tobytes() == measured.tobytes()
+    assert _float_ops(steps, profile=LEAN)["codes"].ravel().tobytes() == measured.tobytes()
+
+
+def test_a_fused_stack_may_be_laid_out_in_its_operands_order():
+    # the binary's codes for stack along dim 0 of two copies: the cat written with the packed axis innermost, so each
+    # packed word reads a column of the operand (rows of equal codes); the lean build packs the row-major cat
+    steps = [{"op": "stack", "dim": 0, "copies": 2}]
+    with pytest.raises(UndefinedBehaviour, match="layout planner"):
+        _float_ops(steps)
+    prof = get_profile(FUSED)
+    held, _ = float_ops.start(LOADED, QuantScheme.from_json(OUTER), prof)
+    held = layout.step(held, {"op": "reshape", "shape": [1, 4, 4]}, prof)
+    cat = {"op": "cat", "dim": 0, "copies": 2}
+    in_operand_order = requantized_by(lambda h: float_(cat, h, prof, in_backend=True), held, prof, strides=(16, 1, 4))
+    measured = np.repeat(np.array([-127, -64, 0, 64], np.int8), 4)
+    assert in_operand_order.codes.ravel().tobytes() == np.tile(measured, 2).tobytes()
+    lean = _float_ops(steps, profile=LEAN)["codes"].ravel()
+    assert lean.tobytes() != np.tile(measured, 2).tobytes()
