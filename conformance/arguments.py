@@ -30,19 +30,36 @@ def count(text: str) -> int:
 
 
 def indices(text: str) -> list[int]:
-    """Case indices, comma-separated: each a whole number of at least 0, none repeated (the order kept)."""
-    values = []
+    """Case indices, comma-separated, each a whole number of at least 0 or a range ``A-B`` (both included), none
+    repeated (the order kept): what :func:`compact` writes."""
+    values: list[int] = []
     for part in text.split(","):
+        lo, dash, hi = part.partition("-")
         try:
-            value = int(part)
+            first, last = int(lo), int(hi if dash else lo)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {part!r} in {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"a case index is at least 0, got {part!r}")
-        if value in values:
-            raise argparse.ArgumentTypeError(f"case {value} given twice in {text!r}")
-        values.append(value)
+            raise argparse.ArgumentTypeError(f"not a case index or a range A-B: {part!r} in {text!r}") from None
+        if first < 0 or last < first:
+            raise argparse.ArgumentTypeError(f"a case index is at least 0, a range A-B has A <= B: got {part!r}")
+        values.extend(range(first, last + 1))
+    if len(set(values)) != len(values):
+        twice = next(v for i, v in enumerate(values) if v in values[:i])
+        raise argparse.ArgumentTypeError(f"case {twice} given twice in {text!r}")
     return values
+
+
+def compact(values: list[int]) -> str:
+    """Indices as :func:`indices` reads them, each run of consecutive ones as a range ``A-B``."""
+    parts: list[str] = []
+    start = prev = None
+    for v in [*values, None]:
+        if start is not None and v == prev + 1:
+            prev = v
+            continue
+        if start is not None:
+            parts.append(str(start) if prev == start else f"{start}-{prev}")
+        start = prev = v
+    return ",".join(parts)
 
 
 def port(text: str) -> int:

@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..arguments import count, indices, seconds
+from ..arguments import compact, count, indices, seconds
 from ..outputs import WRITE_FAILED, OutputError, check_inside
 from ..runner import RunnerError
 from ..terminal import safe
@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     budget = ap.add_mutually_exclusive_group()
     budget.add_argument("--cases", type=count, help="number of cases (default 2000)")
     budget.add_argument("--time", type=seconds, metavar="SECONDS", help="fuzz for this long")
-    budget.add_argument("--at", type=indices, metavar="I,J,...", help="judge only these cases of the stream "
-                        "(the indices a summary lists for a class; the other options as in that run)")
+    budget.add_argument("--at", type=indices, metavar="I,J,...", help="judge only these cases of the stream, "
+                        "ranges A-B included (the indices a summary lists for a class; the other options as in that "
+                        "run)")
     ap.add_argument("--seed", type=int, help="default: a fresh one (always printed)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where minimal repro suites go (default {DEFAULT_OUT})")
     ap.add_argument("--no-shrink", action="store_true")
@@ -143,7 +144,7 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
     finally:
         fuzzer.close()
     print(safe("\n".join(report.lines())))  # messages and names are the backend's text
-    budget = f"--at {','.join(map(str, args.at))}" if args.at is not None else f"--cases {report.cases}"
+    budget = f"--at {compact(args.at)}" if args.at is not None else f"--cases {report.cases}"
     rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}", budget] + ([f"--profile {args.profile}"] if args.profile else []) + \
         ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else []) + \

@@ -34,6 +34,7 @@ import oracle
 from oracle.scheme import memo_key
 from oracle.vocabulary import level
 
+from ..arguments import compact
 from .. import diagnose
 from ..hypotheses import FAMILIES
 from ..cases import Case
@@ -861,10 +862,9 @@ class FuzzReport:
             ops = ", ".join(f"{op} x{n}" for op, n in sorted(div.ops.items(), key=lambda kv: -kv[1]))
             out.append(f"\nDIVERGENCE x{div.count} (first at case {div.first_index}; {ops}): {div.signature}")
             if len(div.indices) > 1:
-                shown = ",".join(map(str, div.indices[:INDICES_SHOWN]))
                 more = len(div.indices) - INDICES_SHOWN
-                out.append(f"  its cases (judge them again with the same options and --at): {shown}"
-                           + (f" and {more} more" if more > 0 else ""))
+                out.append(f"  its cases (judge them again with the same options and --at): "
+                           f"{compact(div.indices[:INDICES_SHOWN])}" + (f" and {more} more" if more > 0 else ""))
             every = [c for c, n in div.explained.items() if n == div.count]
             if every:
                 out.append(f"  explained on all {div.count} cases by: {'; '.join(map(_named, every))}")

@@ -3,10 +3,13 @@ repro suites in the vector format, digests and their bisection."""
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
+from conformance.arguments import compact, indices
 from conformance.fuzz import engine
 from conformance.fuzz.strategies import OPS, PENDING, RandomDraw, cases, draw_case
 from conformance.mutants import MUTANTS
@@ -196,6 +199,13 @@ def test_cli_exit_status_seed_and_rerun_command(tmp_path, capsys):
     assert "digests equal" in capsys.readouterr().out
 
 
+def test_case_indices_read_back_what_compact_writes():
+    assert indices("5-9,2,11") == [5, 6, 7, 8, 9, 2, 11] and compact([5, 6, 7, 8, 9, 2, 11]) == "5-9,2,11"
+    for bad in ("3-1", "1,1", "1-3,2", "x", "-1", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            indices(bad)
+
+
 def test_a_class_lists_its_cases_and_at_judges_them_again(tmp_path, capsys):
     """Every diverging case is in exactly one class's list, and ``--at`` judges just those cases again: the same
     class, the same count; a case outside every list passes alone."""
@@ -209,12 +219,12 @@ def test_a_class_lists_its_cases_and_at_judges_them_again(tmp_path, capsys):
     div = max(report.divergences.values(), key=lambda d: d.count)
     assert div.count >= 2
     from conformance.cli import main
-    at = ",".join(map(str, div.indices))
+    at = ",".join(map(str, div.indices))  # written out one by one; the summary writes runs as ranges
     assert main(["fuzz", "--backend", "mutant:no-clamp", "--seed", "3", "--at", at, "--no-shrink",
                  "--out", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert f"DIVERGENCE x{div.count} (first at case {div.first_index}" in out and div.signature in out
-    assert f"--at): {at}" in out and f"--at {at}" in out  # the class's list and the rerun line
+    assert f"--at): {compact(div.indices)}" in out and f"--at {compact(div.indices)}" in out
     clean = next(i for i in range(300) if i not in set(listed))
     assert main(["fuzz", "--backend", "mutant:no-clamp", "--seed", "3", "--at", str(clean),
                  "--out", str(tmp_path)]) == 0
