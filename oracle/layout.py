@@ -257,11 +257,14 @@ def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: B
     cases 25 and 289: a Native Q8S matmul, then ``select`` of no index or a ``reshape`` with a 0; and the fused
     0.23 WGSL binary, qlayout cases 235 and 18119: a fused read of Native Q8S codes, then ``repeat_dim`` 0 times;
     an empty ``select`` whose requantize failed on the stream, then a ``cat`` of empty tensors)."""
-    x = step(np.zeros(np.shape(held.codes if isinstance(held, QTensor) else held), np.float32), steps[0], profile)
+    shape = np.shape(held.codes if isinstance(held, QTensor) else held)
     fresh, in_block = False, failure.code == profile.fused_i8_panic
+    if in_block:
+        _check_block_step(steps[0], shape)
+    x = step(np.zeros(shape, np.float32), steps[0], profile)
     for s in steps[1:]:
         if in_block and s["op"] != "mul_scalar":
-            _check_block_end(s, x.shape)
+            _check_block_step(s, x.shape)
             in_block = False
         fresh = fresh or empty_short_cut(s, x.shape)
         x = step(x, s, profile)
@@ -270,18 +273,28 @@ def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: B
     return np.ascontiguousarray(x, dtype=np.float32), None
 
 
-def _check_block_end(s: dict, shape: tuple[int, ...]) -> None:
-    """The step that ends a fused elementwise block reading Native i8 codes. A ``select``, ``gather`` or ``cat`` along
-    a dim of size 1 there makes the outcome the process's: as the first chain of a fresh process burn-fusion runs the
-    block op by op (B::dequantize's launch check, ``Q8S is not supported for native quantization``, skipped below),
-    after chains that stored the block's fused kernel it runs that kernel (its i8 compile failure). Measured on the
-    fused 0.23 WGSL binary: qlayout case 56 (``mul_scalar`` twice, then ``gather`` on a ``[1]``) reads the launch
-    check first in two fresh processes and the compile failure after three other i8 chains; a ``select`` along a dim
-    of 4, or along a dim of 5 in ``float_ops``, reads the compile failure in a fresh process too."""
-    if s["op"] in ("select", "gather", "cat") and shape and shape[s["dim"]] == 1:
-        raise UndefinedBehaviour("a fused read of Native i8 codes ended by a select, gather or cat along a dim of "
+def _check_block_step(s: dict, shape: tuple[int, ...]) -> None:
+    """The step that reads Native i8 codes in a fused elementwise block, or the one that ends the block, on a tensor
+    of ``shape``. A ``select``, ``gather`` or ``cat`` along a dim of size 1 there, or an ``expand`` or ``repeat_dim``
+    that grows a dim of size 1, makes the outcome the process's: burn-fusion runs the block fused (its i8 compile
+    failure) or op by op (B::dequantize's launch check, ``Q8S is not supported for native quantization``) by what
+    its stream stored before. Measured on the fused 0.23 WGSL binary: qlayout case 56 (``mul_scalar`` twice, then
+    ``gather`` on a ``[1]``) reads the launch check first in two fresh processes and the compile failure after three
+    other i8 chains; case 2848 (``reshape`` to ``[1, 4, 2]``, ``expand`` to ``[3, 4, 2]``) reads the compile failure
+    alone and after 249 other cases, the launch check 2,848 cases into a campaign; a ``select`` along a dim of 4, or
+    along a dim of 5 in ``float_ops``, reads the compile failure in a fresh process too."""
+    along_one = s["op"] in ("select", "gather", "cat") and shape and shape[s["dim"]] == 1
+    if along_one or (s["op"] in ("expand", "repeat_dim") and _grows_a_unit_dim(s, shape)):
+        raise UndefinedBehaviour("a fused read of Native i8 codes, a step of its block along or growing a dim of "
                                  "size 1: burn-fusion runs the block fused (the i8 compile failure) or op by op "
                                  "(the dequantize's launch check) by what the process ran before")
+
+
+def _grows_a_unit_dim(s: dict, shape: tuple[int, ...]) -> bool:
+    """``s`` gives a dim of size 1 (or a new leading one, broadcast) more than one element."""
+    out = apply(np.empty(shape, np.bool_), resolve_step(shape, s, False)).shape
+    before = (1,) * (len(out) - len(shape)) + tuple(shape)
+    return len(before) == len(out) and any(a == 1 and b > 1 for a, b in zip(before, out))
 
 
 def read_back(held: QTensor | np.ndarray | Errored, profile: Profile) -> tuple[np.ndarray, QTensor | None]:
