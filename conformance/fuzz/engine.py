@@ -261,6 +261,7 @@ class Fuzzer:
         judged = self._in_workers(indices, seconds, start, report) if self.jobs > 1 else \
             self._judged(indices, seconds, start)
         frozen = _freeze_old_objects()
+        shown = start
         try:
             for index, status, sig, found, where in judged:
                 if status == NOT_RUN:
@@ -270,6 +271,9 @@ class Fuzzer:
                         break
                     continue
                 self._count(report, index, status, sig, found, where, log)
+                if time.monotonic() - shown >= PROGRESS_SECONDS:
+                    shown = time.monotonic()
+                    log(report.progress(shown - start))
         except KeyboardInterrupt as e:
             report.interrupted = str(e) or "SIGINT"
             log(f"interrupted ({report.interrupted}) after {report.cases} cases: reporting what was found")
@@ -674,6 +678,7 @@ NOT_EXERCISED = ("not applicable", "declined", "undefined behaviour (skipped)", 
 
 
 FAULT_KINDS = ("crashed", "timed out", "protocol error")  # a verdict of these kinds: the backend failed to answer
+PROGRESS_SECONDS = 60.0  # a long run logs how far it is this often (cases, rate, divergences and faults so far)
 INDICES_SHOWN = 40  # a class's case indices listed in the summary (the --at list to judge them again)
 DECLINES_SHOWN = 5  # the most frequent reasons of the backend's declined cases, each with its count
 FAULTED = "faulted"  # the status a case counts under when the backend faulted on it: counted, never a divergence
@@ -838,6 +843,12 @@ class FuzzReport:
         """Anything but a complete run on which the backend agreed and never faulted (a worker that died and whose
         cases a new worker judged is reported, not failed: every case has its verdict)."""
         return bool(self.divergences or self.faults or self.gave_up or self.interrupted or self.not_run)
+
+    def progress(self, seconds: float) -> str:
+        """One line on a run under way: what a long campaign logs every ``PROGRESS_SECONDS``."""
+        diverging = sum(d.count for d in self.divergences.values())
+        return (f"[progress] {self.cases:,} cases in {seconds:,.0f} s ({self.cases / max(seconds, 1e-9):,.1f}/s): "
+                f"{diverging} diverging in {len(self.divergences)} classes, {len(self.faults)} faults")
 
     def lines(self) -> list[str]:
         rate = self.cases / self.seconds if self.seconds else 0.0

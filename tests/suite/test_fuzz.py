@@ -199,6 +199,18 @@ def test_cli_exit_status_seed_and_rerun_command(tmp_path, capsys):
     assert "digests equal" in capsys.readouterr().out
 
 
+def test_a_long_run_logs_its_progress(monkeypatch):
+    monkeypatch.setattr(engine, "PROGRESS_SECONDS", 0.0)
+    lines = []
+    f = engine.Fuzzer("mutant:no-clamp", seed=3, ops=["quantize"])
+    report = f.run(cases=30, shrink=False, log=lines.append)
+    f.close()
+    progress = [line for line in lines if line.startswith("[progress]")]
+    assert len(progress) == 30 and progress[-1].startswith("[progress] 30 cases in ")
+    diverging = sum(d.count for d in report.divergences.values())
+    assert progress[-1].endswith(f"{diverging} diverging in {len(report.divergences)} classes, 0 faults")
+
+
 def test_case_indices_read_back_what_compact_writes():
     assert indices("5-9,2,11") == [5, 6, 7, 8, 9, 2, 11] and compact([5, 6, 7, 8, 9, 2, 11]) == "5-9,2,11"
     for bad in ("3-1", "1,1", "1-3,2", "x", "-1", ""):
