@@ -822,7 +822,13 @@ EVIDENCE: dict[str, Evidence] = {
                                 "diverging in 3 classes, none run again since: 14 where the read reports B::dequantize's "
                                 "launch check or the fused i8 compile failure by the process's history (declared "
                                 "undefined at 5e839b7), 2 a per-tensor E4M3 PackedU32 matmul's scalar-fp8 compile "
-                                "failure (modelled since)"))),
+                                "failure (modelled since)"),
+                       Campaign(20261216, 5_632, ("qlayout",), "2026-12-07", "qconform-burn-0_23_0_pre_1-wgpu-fused",
+                                "243a284", 3,
+                                "again, beside two cargo builds, stopped after 5,632 cases (2,408 s): 18 undefined, 11 "
+                                "not applicable; 3 diverging, cases 2848, 3118 and 3422: an expand of a tensor with a "
+                                "dim of size 1 read B::dequantize's launch check, where alone each reads the fused i8 "
+                                "compile failure (declared undefined at a2d7344)"))),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
