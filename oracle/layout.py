@@ -275,21 +275,18 @@ def _past_read_failure(held: QTensor | np.ndarray, steps: list[dict], failure: B
 
 def _check_block_step(s: dict, shape: tuple[int, ...]) -> None:
     """The step that reads Native i8 codes in a fused elementwise block, or the one that ends the block, on a tensor
-    of ``shape``. A ``select``, ``gather`` or ``cat`` along a dim of size 1 there, or an ``expand`` of a tensor with a
-    dim of size 1, makes the outcome the process's: burn-fusion runs the block fused (its i8 compile failure) or op
-    by op (B::dequantize's launch check, ``Q8S is not supported for native quantization``) by what its stream stored
-    before. Measured on the fused 0.23 WGSL binary: qlayout case 56 (``mul_scalar`` twice, then ``gather`` on a
-    ``[1]``) reads the launch check first in two fresh processes and the compile failure after three other i8 chains;
-    cases 2848, 3118 and 3422 (an ``expand`` of a ``[1, 4, 2]``, ``[1, 3, 2]`` or ``[1, 7, 4]`` tensor, to
-    ``[3, 4, 2]``, its own shape and ``[2, 7, 4]``) read the compile failure alone, the launch check thousands of cases
-    into a campaign; a ``select`` along a dim of 4, or along a dim of 5 in ``float_ops``, reads the compile failure in
-    a fresh process too."""
-    along_one = s["op"] in ("select", "gather", "cat") and shape and shape[s["dim"]] == 1
-    if along_one or (s["op"] == "expand" and 1 in shape):
-        raise UndefinedBehaviour("a fused read of Native i8 codes, a step of its block along a dim of size 1 or an "
-                                 "expand of a tensor with one: burn-fusion runs the block fused (the i8 compile "
-                                 "failure) or op by op (the dequantize's launch check) by what the process ran "
-                                 "before")
+    of ``shape``. A dim of size 1 there makes the outcome the process's: burn-fusion runs the block fused (its i8
+    compile failure) or op by op (B::dequantize's launch check, ``Q8S is not supported for native quantization``) by
+    what its stream stored before. Measured on the fused 0.23 WGSL binary: qlayout case 56 (``mul_scalar`` twice,
+    then ``gather`` on a ``[1]``) reads the launch check first in two fresh processes and the compile failure after
+    three other i8 chains; cases 2848, 3118, 3422 and 14239 (an ``expand`` of a ``[1, 4, 2]``, ``[1, 3, 2]`` or
+    ``[1, 7, 4]`` tensor; a ``mul_scalar`` of a ``[1, 6, 1]`` one) read the compile failure alone, the launch check
+    thousands of cases into a campaign. No tensor without a dim of size 1 was seen to change (a ``select`` along a dim
+    of 4, or of 5 in ``float_ops``, reads the compile failure in a fresh process too)."""
+    if 1 in shape:
+        raise UndefinedBehaviour("a fused read of Native i8 codes in a block on a tensor with a dim of size 1: "
+                                 "burn-fusion runs the block fused (the i8 compile failure) or op by op (the "
+                                 "dequantize's launch check) by what the process ran before")
 
 
 def read_back(held: QTensor | np.ndarray | Errored, profile: Profile) -> tuple[np.ndarray, QTensor | None]:

@@ -492,11 +492,12 @@ def _real_fused_0_23():
                     "case 942): check_block_size_compat's `last().unwrap()` of an empty block is part of the same "
                     "launch, on the stream on the fused build"),
         _ql("qlayout/fuzz/fused-i8-read-then-empty-repeat", scheme("Q8S"),
-            [{"op": "mul_scalar", "value": 0.5}, {"op": "repeat_dim", "dim": 1, "times": 0}], [[-9, 96, 73, 8]],
-            [0.8125], spec=("§9.3",),
+            [{"op": "mul_scalar", "value": 0.5}, {"op": "repeat_dim", "dim": 1, "times": 0}],
+            [[-9, 96, 73, 8], [5, -3, 2, 1]], [0.8125], spec=("§9.3",),
             reason="found by fuzzing the fused 0.23 WGSL binary (seed 20261216, qlayout case 235 and 171 more): the "
                    "fused read of Native i8 codes fails to compile, but repeat_dim 0 times is answered by burn-tensor "
-                   "alone, so nothing reads the unwritten bytes and the empty result comes back"),
+                   "alone, so nothing reads the unwritten bytes and the empty result comes back (two rows: on a "
+                   "tensor with a dim of size 1 the fused read is the process's pick)"),
         _ql("qlayout/fuzz/fp8-per-tensor-packed-matmul-fused", scheme("E4M3", store=("PackedU32", 0)),
             [{"op": "matmul", "rhs": [0.5] * 32, "shape": [8, 4]}], np.arange(32).reshape(4, 8) % 50, [0.5],
             spec=("§9.4",),
