@@ -828,7 +828,14 @@ EVIDENCE: dict[str, Evidence] = {
                                 "again, beside two cargo builds, stopped after 5,632 cases (2,408 s): 18 undefined, 11 "
                                 "not applicable; 3 diverging, cases 2848, 3118 and 3422: an expand of a tensor with a "
                                 "dim of size 1 read B::dequantize's launch check, where alone each reads the fused i8 "
-                                "compile failure (declared undefined at a2d7344)"))),
+                                "compile failure (declared undefined at a2d7344)"),
+                       Campaign(20261216, 15_616, ("qlayout",), "2026-12-08", "qconform-burn-0_23_0_pre_1-wgpu-fused",
+                                "a2d7344", 2,
+                                "again with --jobs 2, stopped after 15,616 cases (3,565 s): 376 undefined, 33 not "
+                                "applicable; 2 diverging, cases 14239 and 15209: a mul_scalar of a [1, 6, 1] and a "
+                                "[1, 3, 1, 1] tensor read B::dequantize's launch check, not the fused i8 compile "
+                                "failure (declared undefined at 7145539: any fused i8 read of a tensor with a dim of "
+                                "size 1)"))),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
