@@ -719,9 +719,11 @@ EVIDENCE: dict[str, Evidence] = {
         "docs/findings.md, burn 0.22.1 on the GPU route"),
     "burn-0.22.1/wgpu-fused": Evidence(
         "suite_passing", "qconform-burn-0_22_1-wgpu-fused",
-        "1775 vectors: 1527 passed, 248 not applicable, 0 diverging (2026-12-06, float_ops claimed since 2026-12-04, "
-        "--strict-messages --exact-burn --timeout 120; the 44 MXFP4/NVFP4 known divergences of 2026-12-02 modelled): "
-        "every fusion difference modelled or declared undefined; built in `make burn-all`, not in CI",
+        "1801 vectors: 1547 passed, 254 not applicable, 0 diverging (2026-12-08 at 7145539, --strict-messages "
+        "--exact-burn --timeout 120; the fused 0.23 build's rules of 2026-12-07 and -08 measured on it this way; "
+        "1775 vectors passed alike on 2026-12-06, float_ops claimed since 2026-12-04; the 44 MXFP4/NVFP4 known "
+        "divergences of 2026-12-02 modelled): every fusion difference modelled or declared undefined; built in "
+        "`make burn-all`, not in CI",
         Campaign(20261202, 150, _DEFAULT_OPS_2026_12_01, "2026-12-02", "qconform-burn-0_22_1-wgpu-fused", "219d70d", 5,
                  "scripts/fuzz-campaign.sh BINARY 20261202 150 (qlayout and quantize_view again with --timeout 120: "
                  "at the 30 s default autotune's first matmuls faulted 5 qlayout cases): 1,930 judged, 468 not "
