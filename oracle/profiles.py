@@ -837,7 +837,13 @@ EVIDENCE: dict[str, Evidence] = {
                                 "applicable; 2 diverging, cases 14239 and 15209: a mul_scalar of a [1, 6, 1] and a "
                                 "[1, 3, 1, 1] tensor read B::dequantize's launch check, not the fused i8 compile "
                                 "failure (declared undefined at 7145539: any fused i8 read of a tensor with a dim of "
-                                "size 1)"))),
+                                "size 1)"),
+                       Campaign(20261216, 4_384, ("qlayout",), "2026-12-08", "qconform-burn-0_23_0_pre_1-wgpu-fused",
+                                "7145539", 1,
+                                "the stream's last cases, 15616-19999 (--at, --jobs 2, 1,586 s, beside a CI check): "
+                                "202 undefined, 12 not applicable; 1 diverging, case 19342, open: an expand of an "
+                                "empty [0, 1] Native Q8S tensor read B::dequantize's launch check, where alone it "
+                                "returns the empty tensor (the oracle's answer: no fused kernel for no element)"))),
         "docs/findings.md, burn-wgpu 0.23.0-pre.1's default build"),
     "burn-0.23.0-pre.1/vulkan": Evidence(
         "suite_passing", "qconform-burn-0_23_0_pre_1-vulkan",
