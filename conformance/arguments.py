@@ -42,9 +42,11 @@ def indices(text: str) -> list[int]:
         if first < 0 or last < first:
             raise argparse.ArgumentTypeError(f"a case index is at least 0, a range A-B has A <= B: got {part!r}")
         values.extend(range(first, last + 1))
-    if len(set(values)) != len(values):
-        twice = next(v for i, v in enumerate(values) if v in values[:i])
-        raise argparse.ArgumentTypeError(f"case {twice} given twice in {text!r}")
+    seen: set[int] = set()
+    for v in values:
+        if v in seen:
+            raise argparse.ArgumentTypeError(f"case {v} given twice in {text!r}")
+        seen.add(v)
     return values
 
 

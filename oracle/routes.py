@@ -39,6 +39,7 @@ from .profile import Profile
 from .qtensor import QTensor
 from .quantize import flex_quantize_dynamic, quantize_dynamic
 from .scheme import QuantScheme, QuantStore, ScaleDtype, shape_debug
+from .strides import row_major
 from .support import check_dequantize
 from .views import apply, axes_of
 
@@ -181,13 +182,11 @@ def _same_in_operand_order(out: QTensor, float_op, s: dict, held: QTensor, profi
     axis = held.codes.ndim - 1 - held.scheme.store.dim
     shape = list(held.codes.shape)
     shape[s["dim"]] *= s["copies"]
-    order = [a for a in range(len(shape)) if a != axis] + [axis]
-    strides = [0] * len(shape)
-    step = 1
-    for a in reversed(order):
-        strides[a], step = step, step * shape[a]
+    order = [a for a in range(len(shape)) if a != axis] + [axis]  # outermost first, the packed axis innermost
+    in_order = row_major([shape[a] for a in order])
+    strides = tuple(in_order[order.index(a)] for a in range(len(shape)))
     try:
-        other = requantized_by(float_op, held, profile, strides=tuple(strides))
+        other = requantized_by(float_op, held, profile, strides=strides)
     except (BurnPanic, UndefinedBehaviour):
         other = None
     return other is not None and other.codes.tobytes() == out.codes.tobytes()
@@ -209,7 +208,7 @@ def _float_view_strides(s: dict, held: QTensor, profile: Profile) -> tuple[int, 
     shape = held.codes.shape
     if not (profile.strided_views and s["op"] == "repeat_dim" and shape[s["dim"]] == 1):
         return None
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    strides = list(row_major(shape))
     strides[s["dim"]] = 0
     return tuple(strides)
 

@@ -145,8 +145,9 @@ def _fuzz(args, seed: int, ops, expectations) -> int:
         fuzzer.close()
     print(safe("\n".join(report.lines())))  # messages and names are the backend's text
     budget = f"--at {compact(args.at)}" if args.at is not None else f"--cases {report.cases}"
-    rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}", budget] + ([f"--profile {args.profile}"] if args.profile else []) + \
-        ([f"--ops {args.ops}"] if args.ops else []) + [f"--format {f}" for f in args.formats] + \
+    rerun = ["qconform fuzz", f"--backend '{args.backend}'", f"--seed {seed}", budget] + \
+        ([f"--profile {args.profile}"] if args.profile else []) + ([f"--ops {args.ops}"] if args.ops else []) + \
+        [f"--format {f}" for f in args.formats] + \
         ([f"--expectations {args.expectations}"] if args.expectations else []) + \
         (["--exact-burn"] if args.exact_burn else [])
     print(safe(f"\nsame cases again: {' '.join(rerun)}"))
